@@ -1,0 +1,23 @@
+"""xrelay: a deep-learning model compiler in Python on xDSL.
+
+The public API is re-exported here; see the README for the tour.
+"""
+
+from xrelay.errors import (
+    Error,
+    ParseError,
+    ShapeError,
+    UnsupportedOpsError,
+    VerificationError,
+)
+from xrelay.ir import parse_module, verify_module
+
+__all__ = [
+    "Error",
+    "ParseError",
+    "ShapeError",
+    "UnsupportedOpsError",
+    "VerificationError",
+    "parse_module",
+    "verify_module",
+]

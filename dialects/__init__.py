@@ -1,0 +1,1 @@
+"""The dialects of xrelay: relay (and, later, qnn)."""

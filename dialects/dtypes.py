@@ -1,0 +1,95 @@
+"""Element types: numpy dtypes <-> xDSL element types, and dense constants <-> numpy arrays.
+
+Integer element types are signless (i8, i16, i32, i64: two's complement, like numpy's signed
+ints) or unsigned (ui8, ui16, ui32, ui64); i1 is bool. Floats are f16, bf16, f32 and f64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+from xrelay.errors import Error
+
+_PAIRS: list[tuple[np.dtype, Attribute]] = [
+    (np.dtype(np.float32), f32),
+    (np.dtype(np.float64), f64),
+    (np.dtype(np.float16), f16),
+    (np.dtype(np.bool_), i1),
+    (np.dtype(np.int8), i8),
+    (np.dtype(np.int16), i16),
+    (np.dtype(np.int32), i32),
+    (np.dtype(np.int64), i64),
+    (np.dtype(np.uint8), IntegerType(8, Signedness.UNSIGNED)),
+    (np.dtype(np.uint16), IntegerType(16, Signedness.UNSIGNED)),
+    (np.dtype(np.uint32), IntegerType(32, Signedness.UNSIGNED)),
+    (np.dtype(np.uint64), IntegerType(64, Signedness.UNSIGNED)),
+]
+_TO_ELEM = {d: e for d, e in _PAIRS}
+_TO_NUMPY = {e: d for d, e in _PAIRS}
+
+
+def element_type(dtype: np.dtype | str | type) -> Attribute:
+    """The xDSL element type of a numpy dtype (or its name, e.g. "float32")."""
+    try:
+        return _TO_ELEM[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise Error(f"unsupported dtype {dtype}") from None
+
+
+def numpy_dtype(elem: Attribute) -> np.dtype:
+    """The numpy dtype of an xDSL element type."""
+    if elem == bf16:
+        raise Error("bf16 has no numpy dtype")
+    try:
+        return _TO_NUMPY[elem]
+    except KeyError:
+        raise Error(f"unsupported element type {elem}") from None
+
+
+def tensor_type(shape: tuple[int, ...] | list[int], dtype: np.dtype | str | type) -> TensorType:
+    return TensorType(element_type(dtype), [int(d) for d in shape])
+
+
+def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """A dense elements attribute holding `array` (copied, little-endian)."""
+    array = np.asarray(array)
+    elem = element_type(array.dtype)
+    data = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    if elem == i1:
+        data = np.where(array, -1, 0).astype(np.int8)  # xDSL stores true as all ones
+    return DenseIntOrFPElementsAttr(
+        TensorType(elem, list(array.shape)), BytesAttr(np.ascontiguousarray(data).tobytes())
+    )
+
+
+def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The values of a dense elements attribute as a numpy array of its shape; a splat
+    (one stored value) is broadcast to the full shape."""
+    shape = attr.get_shape()
+    elem = attr.get_element_type()
+    dtype = np.dtype(np.int8) if elem == i1 else numpy_dtype(elem)
+    flat = np.frombuffer(attr.data.data, dtype=dtype.newbyteorder("<"))
+    if elem == i1:
+        flat = flat != 0
+    flat = flat.astype(flat.dtype.newbyteorder("="))
+    size = int(np.prod(shape))
+    if flat.size == 1 and size != 1:
+        return np.full(shape, flat[0], dtype=flat.dtype)
+    return flat.reshape(shape).copy()

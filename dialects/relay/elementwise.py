@@ -1,0 +1,501 @@
+"""Elementwise relay ops: binary arithmetic with numpy broadcasting, comparisons, logical
+ops, `where`, unary math, activations, `clip` and `cast`."""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import ClassVar
+
+from xdsl.dialects.builtin import TensorType, i1
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Commutative, Pure
+
+from xrelay.errors import ShapeError
+
+from .base import (
+    Attrs,
+    RelayOp,
+    broadcast,
+    expect_count,
+    expect_float,
+    float_prop,
+    fmt_type,
+    int_prop,
+    is_bool,
+    norm_axis,
+    same_elem,
+    tensor,
+    type_prop,
+)
+
+# --- binary --------------------------------------------------------------------------------
+
+
+class ElementwiseBinaryOp(RelayOp, ABC):
+    """`lhs op rhs` with numpy broadcasting; both operands have one element type, which the
+    result keeps (comparisons give i1).
+
+        %r = relay.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    """
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    RESULT_IS_BOOL: ClassVar[bool] = False
+    OPERANDS_ARE_BOOL: ClassVar[bool] = False
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        lhs, rhs = expect_count(name, types, 2)
+        elem = same_elem(name, [lhs, rhs])
+        if cls.OPERANDS_ARE_BOOL and not is_bool(elem):
+            raise ShapeError(f"'{name}' expects i1 operands, got {fmt_type(lhs)}")
+        shape = broadcast(name, [lhs, rhs])
+        return [tensor(shape, i1 if cls.RESULT_IS_BOOL else elem)]
+
+
+class CompareOp(ElementwiseBinaryOp, ABC):
+    RESULT_IS_BOOL: ClassVar = True
+
+
+class LogicalBinaryOp(ElementwiseBinaryOp, ABC):
+    RESULT_IS_BOOL: ClassVar = True
+    OPERANDS_ARE_BOOL: ClassVar = True
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOp):
+    """Elementwise sum."""
+
+    name = "relay.add"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class SubtractOp(ElementwiseBinaryOp):
+    """Elementwise difference."""
+
+    name = "relay.subtract"
+
+
+@irdl_op_definition
+class MultiplyOp(ElementwiseBinaryOp):
+    """Elementwise product."""
+
+    name = "relay.multiply"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class DivideOp(ElementwiseBinaryOp):
+    """Elementwise quotient; integer division truncates toward zero (C, ONNX Div)."""
+
+    name = "relay.divide"
+
+
+@irdl_op_definition
+class PowerOp(ElementwiseBinaryOp):
+    """Elementwise `lhs ** rhs`."""
+
+    name = "relay.power"
+
+
+@irdl_op_definition
+class MaximumOp(ElementwiseBinaryOp):
+    """Elementwise maximum (NaN propagates)."""
+
+    name = "relay.maximum"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class MinimumOp(ElementwiseBinaryOp):
+    """Elementwise minimum (NaN propagates)."""
+
+    name = "relay.minimum"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class FloorDivideOp(ElementwiseBinaryOp):
+    """Elementwise `floor(lhs / rhs)`."""
+
+    name = "relay.floor_divide"
+
+
+@irdl_op_definition
+class FloorModOp(ElementwiseBinaryOp):
+    """Elementwise remainder with the sign of the divisor (Python `%`, ONNX Mod fmod=0)."""
+
+    name = "relay.floor_mod"
+
+
+@irdl_op_definition
+class ModOp(ElementwiseBinaryOp):
+    """Elementwise remainder with the sign of the dividend (C `fmod`, ONNX Mod fmod=1)."""
+
+    name = "relay.mod"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    """Elementwise `lhs == rhs` -> i1."""
+
+    name = "relay.equal"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class NotEqualOp(CompareOp):
+    """Elementwise `lhs != rhs` -> i1."""
+
+    name = "relay.not_equal"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    """Elementwise `lhs < rhs` -> i1."""
+
+    name = "relay.less"
+
+
+@irdl_op_definition
+class LessEqualOp(CompareOp):
+    """Elementwise `lhs <= rhs` -> i1."""
+
+    name = "relay.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    """Elementwise `lhs > rhs` -> i1."""
+
+    name = "relay.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(CompareOp):
+    """Elementwise `lhs >= rhs` -> i1."""
+
+    name = "relay.greater_equal"
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalBinaryOp):
+    """Elementwise `and` of i1 tensors."""
+
+    name = "relay.logical_and"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalBinaryOp):
+    """Elementwise `or` of i1 tensors."""
+
+    name = "relay.logical_or"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class LogicalXorOp(LogicalBinaryOp):
+    """Elementwise `xor` of i1 tensors."""
+
+    name = "relay.logical_xor"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class WhereOp(RelayOp):
+    """`cond ? lhs : rhs` elementwise, all three broadcast together.
+
+    %r = relay.where %c, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+    """
+
+    name = "relay.where"
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        cond, lhs, rhs = expect_count(name, types, 3)
+        if not is_bool(cond.element_type):
+            raise ShapeError(f"'{name}' expects an i1 condition, got {fmt_type(cond)}")
+        elem = same_elem(name, [lhs, rhs])
+        return [tensor(broadcast(name, [cond, lhs, rhs]), elem)]
+
+
+# --- unary ---------------------------------------------------------------------------------
+
+
+class UnaryOp(RelayOp, ABC):
+    """`op(data)` elementwise; the result has the operand's type.
+
+    %r = relay.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    """
+
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    FLOAT_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        if cls.FLOAT_ONLY:
+            expect_float(name, data)
+        return [data]
+
+
+class NumericUnaryOp(UnaryOp, ABC):
+    """A unary op defined on integers as well as floats."""
+
+    FLOAT_ONLY: ClassVar = False
+
+
+@irdl_op_definition
+class NegativeOp(NumericUnaryOp):
+    """Elementwise `-x`."""
+
+    name = "relay.negative"
+
+
+@irdl_op_definition
+class AbsOp(NumericUnaryOp):
+    """Elementwise `|x|`."""
+
+    name = "relay.abs"
+
+
+@irdl_op_definition
+class SignOp(NumericUnaryOp):
+    """Elementwise sign: -1, 0 or 1."""
+
+    name = "relay.sign"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """Elementwise `not` of an i1 tensor."""
+
+    name = "relay.logical_not"
+    FLOAT_ONLY: ClassVar = False
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        if not is_bool(data.element_type):
+            raise ShapeError(f"'{name}' expects an i1 operand, got {fmt_type(data)}")
+        return [data]
+
+
+@irdl_op_definition
+class ExpOp(UnaryOp):
+    """Elementwise `e**x`."""
+
+    name = "relay.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryOp):
+    """Elementwise natural logarithm."""
+
+    name = "relay.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryOp):
+    """Elementwise square root."""
+
+    name = "relay.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(UnaryOp):
+    """Elementwise `1 / sqrt(x)`."""
+
+    name = "relay.rsqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryOp):
+    """Elementwise `1 / x`."""
+
+    name = "relay.reciprocal"
+
+
+@irdl_op_definition
+class TanhOp(UnaryOp):
+    """Elementwise hyperbolic tangent."""
+
+    name = "relay.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryOp):
+    """Elementwise `1 / (1 + exp(-x))`."""
+
+    name = "relay.sigmoid"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """Elementwise Gauss error function."""
+
+    name = "relay.erf"
+
+
+@irdl_op_definition
+class FloorOp(UnaryOp):
+    """Elementwise round toward -inf."""
+
+    name = "relay.floor"
+
+
+@irdl_op_definition
+class CeilOp(UnaryOp):
+    """Elementwise round toward +inf."""
+
+    name = "relay.ceil"
+
+
+@irdl_op_definition
+class RoundOp(UnaryOp):
+    """Elementwise round half to even (numpy, ONNX Round)."""
+
+    name = "relay.round"
+
+
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Elementwise sine."""
+
+    name = "relay.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Elementwise cosine."""
+
+    name = "relay.cos"
+
+
+@irdl_op_definition
+class ReluOp(NumericUnaryOp):
+    """Elementwise `max(x, 0)`."""
+
+    name = "relay.nn.relu"
+
+
+@irdl_op_definition
+class LeakyReluOp(UnaryOp):
+    """Elementwise `x if x > 0 else alpha * x`.
+
+    %r = relay.nn.leaky_relu %x {alpha = 1.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    name = "relay.nn.leaky_relu"
+    alpha = float_prop(0.01)
+
+
+@irdl_op_definition
+class PReluOp(RelayOp):
+    """`x if x > 0 else alpha[c] * x`, with `alpha` a vector along `axis`.
+
+    %r = relay.nn.prelu %x, %a : (tensor<1x3x4x4xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+    """
+
+    name = "relay.nn.prelu"
+    data = operand_def(TensorType)
+    alpha = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop(1)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, alpha = expect_count(name, types, 2)
+        expect_float(name, data)
+        same_elem(name, [data, alpha])
+        axis = norm_axis(name, attrs.axis, data.get_num_dims())
+        if alpha.get_shape() != (data.get_shape()[axis],):
+            raise ShapeError(
+                f"'{name}' alpha {fmt_type(alpha)} must be a vector of the size of axis {axis} "
+                f"of {fmt_type(data)}"
+            )
+        return [data]
+
+
+@irdl_op_definition
+class ClipOp(NumericUnaryOp):
+    """Elementwise `min(max(x, a_min), a_max)`.
+
+    %r = relay.clip %x {a_min = 0.0 : f64, a_max = 6.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    name = "relay.clip"
+    a_min = float_prop()
+    a_max = float_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        if attrs.a_min > attrs.a_max:
+            raise ShapeError(f"'{name}' has a_min {attrs.a_min} above a_max {attrs.a_max}")
+        return super().infer(types, attrs, name)
+
+
+@irdl_op_definition
+class CastOp(RelayOp):
+    """Elementwise conversion to the element type `dtype`.
+
+    %r = relay.cast %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
+    """
+
+    name = "relay.cast"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    dtype = type_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        return [TensorType(attrs.dtype, data.get_shape())]
+
+
+BINARY_OPS = [
+    AddOp,
+    SubtractOp,
+    MultiplyOp,
+    DivideOp,
+    PowerOp,
+    MaximumOp,
+    MinimumOp,
+    FloorDivideOp,
+    FloorModOp,
+    ModOp,
+]
+COMPARE_OPS = [EqualOp, NotEqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp]
+LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp]
+UNARY_OPS = [
+    NegativeOp,
+    AbsOp,
+    SignOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
+    ReciprocalOp,
+    TanhOp,
+    SigmoidOp,
+    ErfOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    SinOp,
+    CosOp,
+]
+ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp]
+ELEMENTWISE_OPS = [*BINARY_OPS, *COMPARE_OPS, *LOGICAL_OPS, WhereOp, *UNARY_OPS, *ACTIVATION_OPS]

@@ -1,0 +1,432 @@
+"""Tensor-manipulation relay ops: constant, reshape, transpose, concatenate, split, squeeze,
+expand_dims, batch_flatten, broadcast_to, strided_slice, take, tile, shape_of."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from xrelay.errors import ShapeError
+
+from .base import (
+    Attrs,
+    RelayOp,
+    expect_count,
+    fmt_type,
+    int_prop,
+    ints_prop,
+    is_bool,
+    is_float,
+    norm_axes,
+    norm_axis,
+    opt_ints_prop,
+    same_elem,
+    str_prop,
+    tensor,
+)
+
+
+@irdl_op_definition
+class ConstantOp(RelayOp):
+    """A constant tensor.
+
+    %c = relay.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    """
+
+    name = "relay.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+
+    assembly_format = None
+
+    def __init__(self, value: DenseIntOrFPElementsAttr | np.ndarray) -> None:
+        if isinstance(value, np.ndarray):
+            from xrelay.dialects.dtypes import dense_from_numpy
+
+            value = dense_from_numpy(value)
+        RelayOp.__init__(self, value=value)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        if types:
+            raise ShapeError(f"'{name}' takes no operands")
+        value = attrs.value
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            raise ShapeError(f"'{name}' needs a dense elements value")
+        return [value.get_type()]
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        attrs = {k: v for k, v in self.attributes.items()}
+        if attrs:
+            printer.print_op_attributes(attrs)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("relay.constant expects a dense<...> : tensor<...> value", pos)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+
+def _static_numel(shape: tuple[int, ...] | list[int]) -> int:
+    return math.prod(shape)
+
+
+@irdl_op_definition
+class ReshapeOp(RelayOp):
+    """Reshape to `newshape` (one entry may be -1, inferred from the element count).
+
+    %y = relay.reshape %x {newshape = array<i64: 3, -1>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    """
+
+    name = "relay.reshape"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    newshape = ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        new = list(attrs.newshape)
+        total = _static_numel(data.get_shape())
+        if new.count(-1) > 1 or any(d < -1 for d in new):
+            raise ShapeError(f"'{name}' newshape {new} may hold at most one -1 and no other negatives")
+        if -1 in new:
+            known = _static_numel([d for d in new if d != -1])
+            if known == 0 or total % known:
+                raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {new}")
+            new[new.index(-1)] = total // known
+        if _static_numel(new) != total:
+            raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {list(attrs.newshape)}")
+        return [tensor(new, data.element_type)]
+
+
+@irdl_op_definition
+class TransposeOp(RelayOp):
+    """Permute the axes (reversed when `axes` is absent).
+
+    %y = relay.transpose %x {axes = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    """
+
+    name = "relay.transpose"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = opt_ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        rank = data.get_num_dims()
+        axes = norm_axes(name, attrs.axes, rank) if attrs.axes is not None else None
+        if axes is None:
+            axes = list(reversed(range(rank)))
+        if sorted(axes) != list(range(rank)):
+            raise ShapeError(f"'{name}' axes {list(attrs.axes)} are not a permutation of rank {rank}")
+        shape = data.get_shape()
+        return [tensor([shape[a] for a in axes], data.element_type)]
+
+
+@irdl_op_definition
+class ConcatenateOp(RelayOp):
+    """Join tensors along `axis`; the other dimensions must agree.
+
+    %y = relay.concatenate %a, %b {axis = 1 : i64}
+        : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+    """
+
+    name = "relay.concatenate"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop(0)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        if not types:
+            raise ShapeError(f"'{name}' needs at least one operand")
+        ts = expect_count(name, types, len(types))
+        elem = same_elem(name, ts)
+        rank = ts[0].get_num_dims()
+        axis = norm_axis(name, attrs.axis, rank)
+        first = ts[0].get_shape()
+        for t in ts:
+            s = t.get_shape()
+            if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != axis):
+                raise ShapeError(
+                    f"'{name}' operands differ off axis {axis}: "
+                    + ", ".join(fmt_type(t) for t in ts)
+                )
+        shape = list(first)
+        shape[axis] = sum(t.get_shape()[axis] for t in ts)
+        return [tensor(shape, elem)]
+
+
+@irdl_op_definition
+class SplitOp(RelayOp):
+    """Split along `axis` at the increasing positions `indices` (k positions -> k+1 parts).
+
+    %a, %b = relay.split %x {indices = array<i64: 1>, axis = 1 : i64}
+        : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+    """
+
+    name = "relay.split"
+    data = operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    indices = ints_prop()
+    axis = int_prop(0)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        axis = norm_axis(name, attrs.axis, data.get_num_dims())
+        size = data.get_shape()[axis]
+        bounds = [0, *attrs.indices, size]
+        if any(b < a for a, b in zip(bounds, bounds[1:])):
+            raise ShapeError(
+                f"'{name}' indices {list(attrs.indices)} must increase within 0..{size}"
+            )
+        results: list[Attribute] = []
+        for begin, end in zip(bounds, bounds[1:]):
+            shape = list(data.get_shape())
+            shape[axis] = end - begin
+            results.append(tensor(shape, data.element_type))
+        return results
+
+
+@irdl_op_definition
+class SqueezeOp(RelayOp):
+    """Drop the size-1 axes listed in `axis` (all size-1 axes when absent).
+
+    %y = relay.squeeze %x {axis = array<i64: 0>} : (tensor<1x3xf32>) -> tensor<3xf32>
+    """
+
+    name = "relay.squeeze"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = opt_ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        shape = data.get_shape()
+        if attrs.axis is None:
+            drop = [i for i, d in enumerate(shape) if d == 1]
+        else:
+            drop = norm_axes(name, attrs.axis, len(shape))
+        for a in drop:
+            if shape[a] != 1:
+                raise ShapeError(f"'{name}' cannot squeeze axis {a} of size {shape[a]}")
+        return [tensor([d for i, d in enumerate(shape) if i not in drop], data.element_type)]
+
+
+@irdl_op_definition
+class ExpandDimsOp(RelayOp):
+    """Insert `num_newaxis` size-1 axes at `axis` (which may be -rank-1 .. rank).
+
+    %y = relay.expand_dims %x {axis = 0 : i64} : (tensor<3xf32>) -> tensor<1x3xf32>
+    """
+
+    name = "relay.expand_dims"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop()
+    num_newaxis = int_prop(1)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        shape = list(data.get_shape())
+        axis = norm_axis(name, attrs.axis, len(shape) + 1)
+        if attrs.num_newaxis < 0:
+            raise ShapeError(f"'{name}' num_newaxis must not be negative")
+        return [tensor(shape[:axis] + [1] * attrs.num_newaxis + shape[axis:], data.element_type)]
+
+
+@irdl_op_definition
+class BatchFlattenOp(RelayOp):
+    """Flatten all axes but the first: [N, d1, d2, ...] -> [N, d1*d2*...].
+
+    %y = relay.nn.batch_flatten %x : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+    """
+
+    name = "relay.nn.batch_flatten"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        shape = data.get_shape()
+        if not shape:
+            raise ShapeError(f"'{name}' needs a tensor of rank at least 1")
+        return [tensor((shape[0], _static_numel(shape[1:])), data.element_type)]
+
+
+@irdl_op_definition
+class BroadcastToOp(RelayOp):
+    """Broadcast (numpy rules) to exactly `shape`.
+
+    %y = relay.broadcast_to %x {shape = array<i64: 2, 3>} : (tensor<3xf32>) -> tensor<2x3xf32>
+    """
+
+    name = "relay.broadcast_to"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    shape = ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        src, dst = data.get_shape(), tuple(attrs.shape)
+        ok = len(src) <= len(dst) and all(
+            s in (1, d) for s, d in zip(reversed(src), reversed(dst))
+        )
+        if not ok:
+            raise ShapeError(f"'{name}' cannot broadcast {fmt_type(data)} to {list(dst)}")
+        return [tensor(dst, data.element_type)]
+
+
+@irdl_op_definition
+class StridedSliceOp(RelayOp):
+    """numpy slicing `data[begin:end:strides]` along `axes` (all axes when absent); bounds
+    are clamped, negatives count from the end.
+
+    %y = relay.strided_slice %x {begin = array<i64: 1>, end = array<i64: 3>,
+        strides = array<i64: 1>, axes = array<i64: 1>} : (tensor<2x4xf32>) -> tensor<2x2xf32>
+    """
+
+    name = "relay.strided_slice"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    begin = ints_prop()
+    end = ints_prop()
+    strides = opt_ints_prop()
+    axes = opt_ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        shape = list(data.get_shape())
+        for axis, start, stop, step in slice_specs(name, shape, attrs):
+            shape[axis] = len(range(*slice(start, stop, step).indices(shape[axis])))
+        return [tensor(shape, data.element_type)]
+
+
+def slice_specs(name: str, shape: list[int], attrs: Attrs) -> list[tuple[int, int, int, int]]:
+    """(axis, begin, end, stride) per sliced axis of a strided_slice, validated."""
+    axes = list(range(len(attrs.begin))) if attrs.axes is None else list(attrs.axes)
+    strides = [1] * len(axes) if attrs.strides is None else list(attrs.strides)
+    if not len(axes) == len(attrs.begin) == len(attrs.end) == len(strides):
+        raise ShapeError(f"'{name}' begin, end, strides and axes differ in length")
+    axes = norm_axes(name, axes, len(shape))
+    if 0 in strides:
+        raise ShapeError(f"'{name}' strides must not be 0")
+    return list(zip(axes, attrs.begin, attrs.end, strides))
+
+
+TAKE_MODES = ("clip", "wrap", "fast")
+
+
+@irdl_op_definition
+class TakeOp(RelayOp):
+    """Gather slices of `data` along `axis` at integer `indices` (negative indices count
+    from the end); `mode` says what out-of-range indices do: clip, wrap, or fast (undefined).
+
+    %y = relay.take %x, %i {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+    """
+
+    name = "relay.take"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop(0)
+    mode = str_prop("clip")
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, indices = expect_count(name, types, 2)
+        if is_float(indices.element_type) or is_bool(indices.element_type):
+            raise ShapeError(f"'{name}' expects integer indices, got {fmt_type(indices)}")
+        if attrs.mode not in TAKE_MODES:
+            raise ShapeError(f"'{name}' mode '{attrs.mode}' is not one of {TAKE_MODES}")
+        shape = data.get_shape()
+        axis = norm_axis(name, attrs.axis, len(shape))
+        out = (*shape[:axis], *indices.get_shape(), *shape[axis + 1 :])
+        return [tensor(out, data.element_type)]
+
+
+@irdl_op_definition
+class TileOp(RelayOp):
+    """Repeat the tensor `reps[i]` times along axis i (numpy tile: the shorter of rank and
+    reps is padded with leading 1s).
+
+    %y = relay.tile %x {reps = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+    """
+
+    name = "relay.tile"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    reps = ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        shape, reps = list(data.get_shape()), list(attrs.reps)
+        if any(r < 0 for r in reps):
+            raise ShapeError(f"'{name}' reps {reps} must not be negative")
+        n = max(len(shape), len(reps))
+        shape = [1] * (n - len(shape)) + shape
+        reps = [1] * (n - len(reps)) + reps
+        return [tensor([d * r for d, r in zip(shape, reps)], data.element_type)]
+
+
+@irdl_op_definition
+class ShapeOfOp(RelayOp):
+    """The shape of a tensor as a 1-d i64 tensor.
+
+    %s = relay.shape_of %x : (tensor<2x3xf32>) -> tensor<2xi64>
+    """
+
+    name = "relay.shape_of"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        return [tensor((data.get_num_dims(),), i64)]
+
+
+TENSOR_OPS = [
+    ConstantOp,
+    ReshapeOp,
+    TransposeOp,
+    ConcatenateOp,
+    SplitOp,
+    SqueezeOp,
+    ExpandDimsOp,
+    BatchFlattenOp,
+    BroadcastToOp,
+    StridedSliceOp,
+    TakeOp,
+    TileOp,
+    ShapeOfOp,
+]
