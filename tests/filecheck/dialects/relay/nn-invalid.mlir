@@ -133,7 +133,7 @@ func.func @f(%x: tensor<1x4x8x8xf32>) {
   %0 = relay.nn.max_pool2d %x : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   func.return
 }
-// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.max_pool2d' op
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.max_pool2d' op property 'pool_size' expected
 
 // -----
 
