@@ -11,6 +11,7 @@ from xrelay.errors import (
     VerificationError,
 )
 from xrelay.ir import parse_module, verify_module
+from xrelay.reference import create_executor
 
 __all__ = [
     "Error",
@@ -18,6 +19,7 @@ __all__ = [
     "ShapeError",
     "UnsupportedOpsError",
     "VerificationError",
+    "create_executor",
     "parse_module",
     "verify_module",
 ]

@@ -1,0 +1,124 @@
+"""numpy implementations of the ops in dialects/relay/elementwise.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.reference.registry import along, impl
+
+
+def _trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.floating):
+        return a / b
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.sign(a) * np.sign(safe) * q).astype(a.dtype)
+
+
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):
+        return np.power(a.astype(np.float64), b).astype(a.dtype)
+    return np.power(a, b)
+
+
+def _int_safe(fn):
+    """Integer floor division/mod by zero is undefined: give 0 instead of a numpy error."""
+
+    def run(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if np.issubdtype(a.dtype, np.integer):
+            safe = np.where(b == 0, 1, b)
+            return np.where(b == 0, 0, fn(a, safe)).astype(a.dtype)
+        return fn(a, b)
+
+    return run
+
+
+BINARY = {
+    relay.AddOp: np.add,
+    relay.SubtractOp: np.subtract,
+    relay.MultiplyOp: np.multiply,
+    relay.DivideOp: _trunc_divide,
+    relay.PowerOp: _power,
+    relay.MaximumOp: np.maximum,
+    relay.MinimumOp: np.minimum,
+    relay.FloorDivideOp: _int_safe(np.floor_divide),
+    relay.FloorModOp: _int_safe(np.mod),
+    relay.ModOp: _int_safe(np.fmod),
+    relay.EqualOp: np.equal,
+    relay.NotEqualOp: np.not_equal,
+    relay.LessOp: np.less,
+    relay.LessEqualOp: np.less_equal,
+    relay.GreaterOp: np.greater,
+    relay.GreaterEqualOp: np.greater_equal,
+    relay.LogicalAndOp: np.logical_and,
+    relay.LogicalOrOp: np.logical_or,
+    relay.LogicalXorOp: np.logical_xor,
+}
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+UNARY = {
+    relay.NegativeOp: np.negative,
+    relay.AbsOp: np.abs,
+    relay.SignOp: np.sign,
+    relay.LogicalNotOp: np.logical_not,
+    relay.ExpOp: np.exp,
+    relay.LogOp: np.log,
+    relay.SqrtOp: np.sqrt,
+    relay.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    relay.ReciprocalOp: lambda x: 1 / x,
+    relay.TanhOp: np.tanh,
+    relay.SigmoidOp: lambda x: 1 / (1 + np.exp(-x)),
+    relay.ErfOp: lambda x: _erf(x.astype(np.float64)),
+    relay.FloorOp: np.floor,
+    relay.CeilOp: np.ceil,
+    relay.RoundOp: np.round,
+    relay.SinOp: np.sin,
+    relay.CosOp: np.cos,
+    relay.ReluOp: lambda x: np.maximum(x, x.dtype.type(0)),
+}
+
+
+@impl(*BINARY)
+def binary(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return BINARY[type(op)](a, b)
+
+
+@impl(*UNARY)
+def unary(op, x: np.ndarray) -> np.ndarray:
+    return UNARY[type(op)](x)
+
+
+@impl(relay.WhereOp)
+def where(op, cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(cond, a, b)
+
+
+@impl(relay.LeakyReluOp)
+def leaky_relu(op: relay.LeakyReluOp, x: np.ndarray) -> np.ndarray:
+    return np.where(x >= 0, x, x * x.dtype.type(op.attrs.alpha))
+
+
+@impl(relay.PReluOp)
+def prelu(op: relay.PReluOp, x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    a = along(alpha, op.attrs.axis % x.ndim, x.ndim)
+    return np.where(x >= 0, x, x * a)
+
+
+@impl(relay.ClipOp)
+def clip(op: relay.ClipOp, x: np.ndarray) -> np.ndarray:
+    lo, hi = op.attrs.a_min, op.attrs.a_max
+    if np.issubdtype(x.dtype, np.integer):
+        info = np.iinfo(x.dtype)
+        lo = int(max(lo, info.min)) if math.isfinite(lo) or lo > 0 else info.min
+        hi = int(min(hi, info.max)) if math.isfinite(hi) or hi < 0 else info.max
+    return np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
+
+
+@impl(relay.CastOp)
+def cast(op: relay.CastOp, x: np.ndarray) -> np.ndarray:
+    return x.astype(numpy_dtype(op.attrs.dtype))

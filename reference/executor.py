@@ -1,0 +1,74 @@
+"""Walks a function's ops in order and evaluates each with its numpy implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.errors import Error
+from xrelay.ir import location_str
+from xrelay.reference.registry import IMPLS
+from xrelay.signature import FunctionSignature, check_inputs, main_function
+
+
+def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Evaluate one op on numpy operands; results are checked against the op's types."""
+    fn = IMPLS.get(type(op))
+    if fn is None:
+        raise Error(f"{location_str(op)}: no reference implementation for '{op.name}'")
+    with np.errstate(all="ignore"):
+        out = fn(op, *operands)
+    outs = list(out) if isinstance(out, list | tuple) else [out]
+    results: list[np.ndarray] = []
+    for value, res in zip(outs, op.results, strict=True):
+        t = res.type
+        assert isinstance(t, TensorType)
+        array = np.asarray(value).astype(numpy_dtype(t.element_type), copy=False)
+        if array.shape != t.get_shape():
+            raise Error(
+                f"{location_str(op)}: reference '{op.name}' gave shape {array.shape}, "
+                f"the IR says {t.get_shape()}"
+            )
+        results.append(array)
+    return results
+
+
+def evaluate_function(fn: func.FuncOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Evaluate a single-block function on already checked arguments."""
+    env: dict[SSAValue, np.ndarray] = dict(zip(fn.body.block.args, args, strict=True))
+    for op in fn.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.arguments]
+        for res, value in zip(op.results, evaluate_op(op, [env[v] for v in op.operands])):
+            env[res] = value
+    raise Error(f"function @{fn.sym_name.data} has no return")
+
+
+class DebugExecutor:
+    """Runs a module's `@main` with numpy; `run(**inputs)` or `executor(*arrays)`."""
+
+    def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> None:
+        self.function = main_function(module)
+        self.signature = FunctionSignature.of(self.function)
+        self.params = dict(params or {})
+
+    def run(self, *args: np.ndarray, **inputs: Any) -> list[np.ndarray]:
+        arrays = check_inputs(self.signature, args, inputs, self.params)
+        return evaluate_function(self.function, arrays)
+
+    __call__ = run
+
+
+def create_executor(
+    kind: str, module: ModuleOp, params: Mapping[str, np.ndarray] | None = None
+) -> DebugExecutor:
+    """An executor of `module`: "debug" is the numpy reference evaluator."""
+    if kind != "debug":
+        raise Error(f"unknown executor kind '{kind}' (known: debug; use xrelay.build for native)")
+    return DebugExecutor(module, params)

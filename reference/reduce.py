@@ -1,0 +1,38 @@
+"""numpy implementations of the ops in dialects/relay/reduce.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.dialects import relay
+from xrelay.reference.registry import impl
+
+REDUCERS = {
+    relay.SumOp: np.sum,
+    relay.MeanOp: np.mean,
+    relay.MaxOp: np.max,
+    relay.MinOp: np.min,
+    relay.ProdOp: np.prod,
+}
+
+
+@impl(*REDUCERS)
+def reduce(op, x: np.ndarray) -> np.ndarray:
+    axis = None if op.attrs.axis is None else tuple(a % max(x.ndim, 1) for a in op.attrs.axis)
+    if axis == () or x.ndim == 0:
+        return x.copy()
+    return REDUCERS[type(op)](x, axis=axis, keepdims=op.attrs.keepdims).astype(x.dtype)
+
+
+@impl(relay.ArgmaxOp, relay.ArgminOp)
+def arg_reduce(op, x: np.ndarray) -> np.ndarray:
+    axis = op.attrs.axis % x.ndim
+    find = np.argmax if isinstance(op, relay.ArgmaxOp) else np.argmin
+    if op.attrs.select_last_index:
+        flipped = np.flip(x, axis=axis)
+        index = x.shape[axis] - 1 - find(flipped, axis=axis)
+    else:
+        index = find(x, axis=axis)
+    if op.attrs.keepdims:
+        index = np.expand_dims(index, axis)
+    return index.astype(np.int64)

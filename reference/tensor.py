@@ -1,0 +1,75 @@
+"""numpy implementations of the ops in dialects/relay/tensor.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_from_dense
+from xrelay.dialects.relay.tensor import slice_specs
+from xrelay.reference.registry import impl
+
+
+@impl(relay.ConstantOp)
+def constant(op: relay.ConstantOp) -> np.ndarray:
+    return numpy_from_dense(op.value)
+
+
+@impl(relay.ReshapeOp)
+def reshape(op: relay.ReshapeOp, x: np.ndarray) -> np.ndarray:
+    return x.reshape(op.results[0].type.get_shape())
+
+
+@impl(relay.TransposeOp)
+def transpose(op: relay.TransposeOp, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, op.attrs.axes)
+
+
+@impl(relay.ConcatenateOp)
+def concatenate(op: relay.ConcatenateOp, *xs: np.ndarray) -> np.ndarray:
+    return np.concatenate(xs, axis=op.attrs.axis)
+
+
+@impl(relay.SplitOp)
+def split(op: relay.SplitOp, x: np.ndarray) -> list[np.ndarray]:
+    return np.split(x, list(op.attrs.indices), axis=op.attrs.axis)
+
+
+@impl(relay.SqueezeOp, relay.ExpandDimsOp, relay.BatchFlattenOp)
+def reshape_like(op, x: np.ndarray) -> np.ndarray:
+    return x.reshape(op.results[0].type.get_shape())
+
+
+@impl(relay.BroadcastToOp)
+def broadcast_to(op: relay.BroadcastToOp, x: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(x, op.attrs.shape)
+
+
+@impl(relay.StridedSliceOp)
+def strided_slice(op: relay.StridedSliceOp, x: np.ndarray) -> np.ndarray:
+    index = [slice(None)] * x.ndim
+    for axis, begin, end, stride in slice_specs(op.name, list(x.shape), op.attrs):
+        index[axis] = slice(begin, end, stride)
+    return x[tuple(index)]
+
+
+@impl(relay.TakeOp)
+def take(op: relay.TakeOp, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    axis = op.attrs.axis % x.ndim
+    n = x.shape[axis]
+    idx = indices.astype(np.int64)
+    if op.attrs.mode == "wrap":
+        idx = np.mod(idx, n)
+    else:
+        idx = np.clip(np.where(idx < 0, idx + n, idx), 0, n - 1)
+    return np.take(x, idx, axis=axis)
+
+
+@impl(relay.TileOp)
+def tile(op: relay.TileOp, x: np.ndarray) -> np.ndarray:
+    return np.tile(x, op.attrs.reps)
+
+
+@impl(relay.ShapeOfOp)
+def shape_of(op: relay.ShapeOfOp, x: np.ndarray) -> np.ndarray:
+    return np.array(x.shape, dtype=np.int64)

@@ -1,0 +1,119 @@
+"""The calling convention of a module's `@main`: argument names, which arguments are data
+inputs and which are parameters, and the checks every executor runs before it computes.
+
+An argument's user-facing name is its `xrelay.name` argument attribute (frontends keep the
+model's names there, which need not be valid SSA names), else its SSA name hint, else
+`arg<i>`. Parameters carry the unit attribute `xrelay.param` and come after the data inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, TensorType, UnitAttr
+
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.errors import Error
+
+NAME_ATTR = "xrelay.name"
+PARAM_ATTR = "xrelay.param"
+
+
+def arg_attrs(names: Sequence[str], n_inputs: int) -> ArrayAttr[DictionaryAttr]:
+    """The `arg_attrs` of a `@main` whose first `n_inputs` arguments are data inputs."""
+    dicts = []
+    for i, name in enumerate(names):
+        entries: dict[str, Any] = {NAME_ATTR: StringAttr(name)}
+        if i >= n_inputs:
+            entries[PARAM_ATTR] = UnitAttr()
+        dicts.append(DictionaryAttr(entries))
+    return ArrayAttr(dicts)
+
+
+def main_function(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise Error("the module has no func.func @main")
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    is_param: bool
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    args: tuple[Argument, ...]
+    results: tuple[tuple[tuple[int, ...], np.dtype], ...]
+
+    @staticmethod
+    def of(fn: func.FuncOp) -> FunctionSignature:
+        attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [None] * len(fn.args)
+        args = []
+        for i, (arg, extra) in enumerate(zip(fn.args, attrs)):
+            entries = extra.data if isinstance(extra, DictionaryAttr) else {}
+            name_attr = entries.get(NAME_ATTR)
+            name = name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
+            t = arg.type
+            if not isinstance(t, TensorType):
+                raise Error(f"@main argument '{name}' is not a tensor: {t}")
+            args.append(Argument(name, t.get_shape(), numpy_dtype(t.element_type), PARAM_ATTR in entries))
+        results = []
+        for t in fn.function_type.outputs:
+            if not isinstance(t, TensorType):
+                raise Error(f"@main result is not a tensor: {t}")
+            results.append((t.get_shape(), numpy_dtype(t.element_type)))
+        return FunctionSignature(tuple(args), tuple(results))
+
+    @property
+    def inputs(self) -> list[Argument]:
+        return [a for a in self.args if not a.is_param]
+
+
+def _describe(shape: tuple[int, ...], dtype: np.dtype) -> str:
+    return f"{dtype.name}{list(shape)}"
+
+
+def check_inputs(
+    sig: FunctionSignature,
+    positional: Sequence[Any],
+    named: Mapping[str, Any],
+    params: Mapping[str, np.ndarray],
+) -> list[np.ndarray]:
+    """The argument arrays in order: positional values fill the data inputs, named values
+    any argument, parameters default to `params`. Raises `xrelay.Error` naming the input on
+    a missing, unknown, misshapen or mistyped value."""
+    data_names = [a.name for a in sig.inputs]
+    if len(positional) > len(data_names):
+        raise Error(f"got {len(positional)} positional inputs, the model takes {len(data_names)}: {data_names}")
+    given = dict(zip(data_names, positional))
+    for name, value in named.items():
+        if name in given:
+            raise Error(f"input '{name}' given twice")
+        given[name] = value
+    known = {a.name for a in sig.args}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise Error(f"unknown input {unknown[0]!r}; the model's inputs are {data_names}")
+    arrays: list[np.ndarray] = []
+    for arg in sig.args:
+        value = given.get(arg.name, params.get(arg.name) if arg.is_param else None)
+        if value is None:
+            kind = "parameter" if arg.is_param else "input"
+            raise Error(f"missing {kind} '{arg.name}' ({_describe(arg.shape, arg.dtype)})")
+        array = np.asarray(value)
+        if array.dtype != arg.dtype or array.shape != arg.shape:
+            raise Error(
+                f"input '{arg.name}' expects {_describe(arg.shape, arg.dtype)}, "
+                f"got {_describe(array.shape, array.dtype)}"
+            )
+        arrays.append(np.ascontiguousarray(array))
+    return arrays
