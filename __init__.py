@@ -10,6 +10,7 @@ from xrelay.errors import (
     UnsupportedOpsError,
     VerificationError,
 )
+from xrelay.frontends.onnx import from_onnx
 from xrelay.ir import parse_module, verify_module
 from xrelay.reference import create_executor
 
@@ -20,6 +21,7 @@ __all__ = [
     "UnsupportedOpsError",
     "VerificationError",
     "create_executor",
+    "from_onnx",
     "parse_module",
     "verify_module",
 ]

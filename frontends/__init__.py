@@ -1,0 +1,1 @@
+"""Model importers: ONNX (`frontends/onnx/`) and, later, PyTorch."""

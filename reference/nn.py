@@ -48,7 +48,10 @@ def conv(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     n = len(spatial)
     x = _to_first(x, a.data_layout, "NC" + spatial)
     w = _to_first(w, a.kernel_layout, "OI" + spatial)
-    x = _pad_spatial(x, a.padding[:n], a.padding[n:])
+    dtype = x.dtype
+    # accumulate in float64: channels computed alike stay bit-identical, as in onnxruntime
+    x = _pad_spatial(_wide(x), a.padding[:n], a.padding[n:])
+    w = _wide(w)
     win = _windows(x, w.shape[2:], a.strides, a.dilation)  # N, C, *out, *k
     groups = a.groups
     cin, cout = w.shape[1], w.shape[0] // groups
@@ -60,7 +63,7 @@ def conv(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         k_axes = [1] + list(range(2 + n, 2 + 2 * n))
         y = np.tensordot(xg, wg, axes=(k_axes, [1] + list(range(2, 2 + n))))
         outs.append(np.moveaxis(y, -1, 1))
-    y = np.concatenate(outs, axis=1).astype(x.dtype)
+    y = np.concatenate(outs, axis=1).astype(dtype)
     return _from_first(y, a.data_layout, "NC" + spatial)
 
 
@@ -89,9 +92,14 @@ def conv2d_transpose(op: relay.Conv2DTransposeOp, x: np.ndarray, w: np.ndarray) 
     return _from_first(y, a.data_layout, "NCHW")
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """float16/float32 -> float64 for accumulation; other types unchanged."""
+    return x.astype(np.float64) if x.dtype in (np.float16, np.float32) else x
+
+
 @impl(relay.DenseOp)
 def dense(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.matmul(x, w.T)
+    return np.matmul(_wide(x), _wide(w).T)
 
 
 @impl(relay.MatmulOp, relay.BatchMatmulOp)
@@ -100,7 +108,7 @@ def matmul(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a = np.swapaxes(a, -1, -2)
     if op.attrs.transpose_b:
         b = np.swapaxes(b, -1, -2)
-    return np.matmul(a, b)
+    return np.matmul(_wide(a), _wide(b))
 
 
 @impl(relay.BiasAddOp)
@@ -140,40 +148,46 @@ def lrn(op: relay.LRNOp, x: np.ndarray) -> np.ndarray:
 def _pool_input(op, x: np.ndarray, fill: float) -> tuple[np.ndarray, list[int]]:
     """Pad for a pool: explicit padding, plus the extra end cells ceil mode reads."""
     a = op.attrs
-    out_hw = [op.results[0].type.get_shape()[a.layout.index(c)] for c in "HW"]
+    n = len(op.SPATIAL)
+    out = op.results[0].type.get_shape()
     extra = []
     for i, size in enumerate(x.shape[2:]):
         span = a.dilation[i] * (a.pool_size[i] - 1) + 1
-        need = (out_hw[i] - 1) * a.strides[i] + span
-        extra.append(max(0, need - (size + a.padding[i] + a.padding[2 + i])))
-    ends = [a.padding[2] + extra[0], a.padding[3] + extra[1]]
-    return _pad_spatial(x, a.padding[:2], ends, fill), extra
+        need = (out[a.layout.index(op.SPATIAL[i])] - 1) * a.strides[i] + span
+        extra.append(max(0, need - (size + a.padding[i] + a.padding[n + i])))
+    ends = [a.padding[n + i] + extra[i] for i in range(n)]
+    return _pad_spatial(x, a.padding[:n], ends, fill), extra
 
 
-@impl(relay.MaxPool2DOp)
-def max_pool2d(op: relay.MaxPool2DOp, x: np.ndarray) -> np.ndarray:
+@impl(relay.MaxPool1DOp, relay.MaxPool2DOp, relay.MaxPool3DOp)
+def max_pool(op, x: np.ndarray) -> np.ndarray:
     a = op.attrs
-    x = _to_first(x, a.layout, "NCHW")
+    canonical = "NC" + op.SPATIAL
+    x = _to_first(x, a.layout, canonical)
     lowest = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
     padded, _ = _pool_input(op, x, lowest)
     win = _windows(padded, a.pool_size, a.strides, a.dilation)
-    return _from_first(win.max(axis=(-2, -1)), a.layout, "NCHW")
+    axes = tuple(range(-len(op.SPATIAL), 0))
+    return _from_first(win.max(axis=axes), a.layout, canonical)
 
 
-@impl(relay.AvgPool2DOp)
-def avg_pool2d(op: relay.AvgPool2DOp, x: np.ndarray) -> np.ndarray:
+@impl(relay.AvgPool1DOp, relay.AvgPool2DOp, relay.AvgPool3DOp)
+def avg_pool(op, x: np.ndarray) -> np.ndarray:
     a = op.attrs
-    x = _to_first(x, a.layout, "NCHW")
+    n = len(op.SPATIAL)
+    canonical = "NC" + op.SPATIAL
+    x = _to_first(x, a.layout, canonical)
     padded, extra = _pool_input(op, x, 0.0)
-    sums = _windows(padded.astype(np.float64), a.pool_size, a.strides, a.dilation).sum(axis=(-2, -1))
+    axes = tuple(range(-n, 0))
+    sums = _windows(padded.astype(np.float64), a.pool_size, a.strides, a.dilation).sum(axis=axes)
     # The divisor counts real cells, plus explicit padding if count_include_pad, never the
     # cells only ceil mode reads.
     ones = np.ones((1, 1) + x.shape[2:])
     pad_fill = 1.0 if a.count_include_pad else 0.0
-    counted = _pad_spatial(ones, a.padding[:2], a.padding[2:], pad_fill)
-    counted = _pad_spatial(counted, (0, 0), extra, 0.0)
-    counts = _windows(counted, a.pool_size, a.strides, a.dilation).sum(axis=(-2, -1))
-    return _from_first((sums / np.maximum(counts, 1)).astype(x.dtype), a.layout, "NCHW")
+    counted = _pad_spatial(ones, a.padding[:n], a.padding[n:], pad_fill)
+    counted = _pad_spatial(counted, (0,) * n, extra, 0.0)
+    counts = _windows(counted, a.pool_size, a.strides, a.dilation).sum(axis=axes)
+    return _from_first((sums / np.maximum(counts, 1)).astype(x.dtype), a.layout, canonical)
 
 
 @impl(relay.GlobalAvgPool2DOp, relay.GlobalMaxPool2DOp)

@@ -415,8 +415,9 @@ class LRNOp(RelayOp):
 # --- pooling -------------------------------------------------------------------------------
 
 
-class Pool2DOp(RelayOp, ABC):
-    """2-d pooling window over the H and W dimensions of `layout`.
+class PoolOp(RelayOp, ABC):
+    """N-d pooling window over the spatial dimensions of `layout` (the rank is fixed by the
+    concrete op); padding lists begins then ends.
 
     %y = relay.nn.max_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}
         : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
@@ -424,23 +425,20 @@ class Pool2DOp(RelayOp, ABC):
 
     data = operand_def(TensorType)
     result = result_def(TensorType)
-    pool_size = ints_prop()
-    strides = ints_prop((1, 1))
-    padding = ints_prop((0, 0, 0, 0))
-    dilation = ints_prop((1, 1))
-    ceil_mode = bool_prop(False)
-    layout = str_prop("NCHW")
+
+    SPATIAL: ClassVar[str]
 
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        expect_rank(name, data, 4)
-        _layout(name, "layout", attrs.layout, "NCHW", 4)
-        for attr, count in (("pool_size", 2), ("strides", 2), ("dilation", 2), ("padding", 4)):
+        n = len(cls.SPATIAL)
+        expect_rank(name, data, n + 2)
+        _layout(name, "layout", attrs.layout, "NC" + cls.SPATIAL, n + 2)
+        for attr, count in (("pool_size", n), ("strides", n), ("dilation", n), ("padding", 2 * n)):
             expect_len(name, attr, attrs[attr], count)
         shape = dict(zip(attrs.layout, data.get_shape()))
-        for i, s in enumerate("HW"):
-            pads = (attrs.padding[i], attrs.padding[2 + i])
+        for i, s in enumerate(cls.SPATIAL):
+            pads = (attrs.padding[i], attrs.padding[n + i])
             shape[s] = _window_out(
                 name, shape[s], attrs.pool_size[i], attrs.strides[i], pads, attrs.dilation[i],
                 attrs.ceil_mode,
@@ -448,18 +446,78 @@ class Pool2DOp(RelayOp, ABC):
         return [tensor([shape[c] for c in attrs.layout], data.element_type)]
 
 
+class Pool1DOp(PoolOp, ABC):
+    SPATIAL: ClassVar = "W"
+    pool_size = ints_prop()
+    strides = ints_prop((1,))
+    padding = ints_prop((0, 0))
+    dilation = ints_prop((1,))
+    ceil_mode = bool_prop(False)
+    layout = str_prop("NCW")
+
+
+class Pool2DOp(PoolOp, ABC):
+    SPATIAL: ClassVar = "HW"
+    pool_size = ints_prop()
+    strides = ints_prop((1, 1))
+    padding = ints_prop((0, 0, 0, 0))
+    dilation = ints_prop((1, 1))
+    ceil_mode = bool_prop(False)
+    layout = str_prop("NCHW")
+
+
+class Pool3DOp(PoolOp, ABC):
+    SPATIAL: ClassVar = "DHW"
+    pool_size = ints_prop()
+    strides = ints_prop((1, 1, 1))
+    padding = ints_prop((0, 0, 0, 0, 0, 0))
+    dilation = ints_prop((1, 1, 1))
+    ceil_mode = bool_prop(False)
+    layout = str_prop("NCDHW")
+
+
+@irdl_op_definition
+class MaxPool1DOp(Pool1DOp):
+    """1-d maximum over each window; padding never wins."""
+
+    name = "relay.nn.max_pool1d"
+
+
 @irdl_op_definition
 class MaxPool2DOp(Pool2DOp):
-    """Maximum over each window; padding never wins."""
+    """2-d maximum over each window; padding never wins."""
 
     name = "relay.nn.max_pool2d"
 
 
 @irdl_op_definition
+class MaxPool3DOp(Pool3DOp):
+    """3-d maximum over each window; padding never wins."""
+
+    name = "relay.nn.max_pool3d"
+
+
+@irdl_op_definition
+class AvgPool1DOp(Pool1DOp):
+    """1-d mean over each window; `count_include_pad` counts padded cells in the divisor."""
+
+    name = "relay.nn.avg_pool1d"
+    count_include_pad = bool_prop(False)
+
+
+@irdl_op_definition
 class AvgPool2DOp(Pool2DOp):
-    """Mean over each window; `count_include_pad` counts padded cells in the divisor."""
+    """2-d mean over each window; `count_include_pad` counts padded cells in the divisor."""
 
     name = "relay.nn.avg_pool2d"
+    count_include_pad = bool_prop(False)
+
+
+@irdl_op_definition
+class AvgPool3DOp(Pool3DOp):
+    """3-d mean over each window; `count_include_pad` counts padded cells in the divisor."""
+
+    name = "relay.nn.avg_pool3d"
     count_include_pad = bool_prop(False)
 
 
@@ -598,8 +656,12 @@ NN_OPS = [
     BatchNormOp,
     LayerNormOp,
     LRNOp,
+    MaxPool1DOp,
     MaxPool2DOp,
+    MaxPool3DOp,
+    AvgPool1DOp,
     AvgPool2DOp,
+    AvgPool3DOp,
     GlobalAvgPool2DOp,
     GlobalMaxPool2DOp,
     SoftmaxOp,

@@ -1,0 +1,230 @@
+"""ONNX elementwise ops -> relay: arithmetic, comparisons, logic, unary math, activations,
+Clip, Cast."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+from xdsl.ir import SSAValue
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import element_type
+from xrelay.frontends.onnx.binder import Node
+from xrelay.frontends.onnx.registry import onnx_op
+
+
+def legacy_broadcast(b: Node, rhs: SSAValue) -> SSAValue:
+    """Opset < 7 binary ops broadcast the rhs at `axis` when `broadcast=1`."""
+    if b.opset >= 7 or not b.attr("broadcast", 0) or not b.has_attr("axis"):
+        return rhs
+    lhs_rank, rhs_shape = b.rank(0), b.shape(1)
+    axis = b.attr("axis") % max(lhs_rank, 1)
+    shape = [1] * axis + list(rhs_shape) + [1] * (lhs_rank - axis - len(rhs_shape))
+    return b.emit(relay.ReshapeOp(rhs, newshape=shape))
+
+
+BINARY = {
+    "Add": relay.AddOp,
+    "Sub": relay.SubtractOp,
+    "Mul": relay.MultiplyOp,
+    "Div": relay.DivideOp,
+    "Equal": relay.EqualOp,
+    "Less": relay.LessOp,
+    "Greater": relay.GreaterOp,
+    "LessOrEqual": relay.LessEqualOp,
+    "GreaterOrEqual": relay.GreaterEqualOp,
+    "And": relay.LogicalAndOp,
+    "Or": relay.LogicalOrOp,
+    "Xor": relay.LogicalXorOp,
+}
+
+
+def _binary(b: Node) -> SSAValue:
+    lhs, rhs = b.input(0), legacy_broadcast(b, b.input(1))
+    return b.emit(BINARY[b.op_type](lhs, rhs))
+
+
+for _name in BINARY:
+    onnx_op(_name)(_binary)
+
+
+@onnx_op("Pow")
+def pow_(b: Node) -> SSAValue:
+    base, exponent = b.input(0), legacy_broadcast(b, b.input(1))
+    if b.dtype(1) != b.dtype(0):
+        exponent = b.emit(relay.CastOp(exponent, dtype=element_type(b.dtype(0))))
+    return b.emit(relay.PowerOp(base, exponent))
+
+
+@onnx_op("Mod")
+def mod(b: Node) -> SSAValue:
+    cls = relay.ModOp if b.attr("fmod", 0) else relay.FloorModOp
+    if cls is relay.FloorModOp and np.issubdtype(b.dtype(0), np.floating):
+        raise b.error("fmod=0 is only defined for integer inputs")
+    return b.emit(cls(b.input(0), b.input(1)))
+
+
+VARIADIC = {"Sum": relay.AddOp, "Max": relay.MaximumOp, "Min": relay.MinimumOp, "Mean": relay.AddOp}
+
+
+def _variadic(b: Node) -> SSAValue:
+    values = b.inputs()
+    acc = values[0]
+    for v in values[1:]:
+        acc = b.emit(VARIADIC[b.op_type](acc, v))
+    if b.op_type == "Mean" and len(values) > 1:
+        acc = b.emit(relay.DivideOp(acc, b.constant(len(values), b.dtype(0))))
+    return acc
+
+
+for _name in VARIADIC:
+    onnx_op(_name)(_variadic)
+
+
+@onnx_op("Not")
+def not_(b: Node) -> SSAValue:
+    return b.emit(relay.LogicalNotOp(b.input(0)))
+
+
+@onnx_op("Where", since=9)
+def where(b: Node) -> SSAValue:
+    return b.emit(relay.WhereOp(b.input(0), b.input(1), b.input(2)))
+
+
+UNARY = {
+    "Abs": relay.AbsOp,
+    "Neg": relay.NegativeOp,
+    "Sign": relay.SignOp,
+    "Exp": relay.ExpOp,
+    "Log": relay.LogOp,
+    "Sqrt": relay.SqrtOp,
+    "Reciprocal": relay.ReciprocalOp,
+    "Tanh": relay.TanhOp,
+    "Sigmoid": relay.SigmoidOp,
+    "Erf": relay.ErfOp,
+    "Floor": relay.FloorOp,
+    "Ceil": relay.CeilOp,
+    "Round": relay.RoundOp,
+    "Sin": relay.SinOp,
+    "Cos": relay.CosOp,
+    "Relu": relay.ReluOp,
+}
+
+
+def _unary(b: Node) -> SSAValue:
+    return b.emit(UNARY[b.op_type](b.input(0)))
+
+
+for _name in UNARY:
+    onnx_op(_name)(_unary)
+
+
+@onnx_op("Identity")
+def identity(b: Node) -> SSAValue:
+    return b.input(0)
+
+
+@onnx_op("LeakyRelu")
+def leaky_relu(b: Node) -> SSAValue:
+    return b.emit(relay.LeakyReluOp(b.input(0), alpha=float(b.attr("alpha", 0.01))))
+
+
+def _scalar(b: Node, value: float) -> SSAValue:
+    return b.constant(value, b.dtype(0))
+
+
+@onnx_op("Elu")
+def elu(b: Node) -> SSAValue:
+    """alpha * (exp(x) - 1) where x < 0, else x."""
+    x = b.input(0)
+    negative = b.emit(relay.LessOp(x, _scalar(b, 0.0)))
+    expm1 = b.emit(relay.SubtractOp(b.emit(relay.ExpOp(x)), _scalar(b, 1.0)))
+    scaled = b.emit(relay.MultiplyOp(expm1, _scalar(b, b.attr("alpha", 1.0))))
+    return b.emit(relay.WhereOp(negative, scaled, x))
+
+
+@onnx_op("Selu")
+def selu(b: Node) -> SSAValue:
+    """gamma * (alpha * (exp(x) - 1) where x <= 0, else x)."""
+    x = b.input(0)
+    alpha = b.attr("alpha", 1.67326319217681884765625)
+    gamma = b.attr("gamma", 1.05070102214813232421875)
+    positive = b.emit(relay.GreaterOp(x, _scalar(b, 0.0)))
+    expm1 = b.emit(relay.SubtractOp(b.emit(relay.ExpOp(x)), _scalar(b, 1.0)))
+    inner = b.emit(relay.WhereOp(positive, x, b.emit(relay.MultiplyOp(expm1, _scalar(b, alpha)))))
+    return b.emit(relay.MultiplyOp(inner, _scalar(b, gamma)))
+
+
+@onnx_op("Softplus")
+def softplus(b: Node) -> SSAValue:
+    """log(exp(x) + 1), computed as max(x, 0) + log(1 + exp(-|x|)) so it never overflows."""
+    x = b.input(0)
+    relu = b.emit(relay.ReluOp(x))
+    neg_abs = b.emit(relay.NegativeOp(b.emit(relay.AbsOp(x))))
+    log1p = b.emit(relay.LogOp(b.emit(relay.AddOp(b.emit(relay.ExpOp(neg_abs)), _scalar(b, 1.0)))))
+    return b.emit(relay.AddOp(relu, log1p))
+
+
+@onnx_op("HardSigmoid")
+def hard_sigmoid(b: Node) -> SSAValue:
+    x = b.input(0)
+    lin = b.emit(relay.MultiplyOp(x, _scalar(b, b.attr("alpha", 0.2))))
+    lin = b.emit(relay.AddOp(lin, _scalar(b, b.attr("beta", 0.5))))
+    return b.emit(relay.ClipOp(lin, a_min=0.0, a_max=1.0))
+
+
+@onnx_op("PRelu")
+def prelu(b: Node) -> SSAValue:
+    x, slope = b.input(0), b.input(1)
+    rank, slope_shape = b.rank(0), b.shape(1)
+    if b.opset < 7 and rank > 2 and slope_shape == (b.shape(0)[1],):
+        # before opset 7 a per-channel slope broadcasts along axis 1
+        slope = b.emit(relay.ReshapeOp(slope, newshape=(slope_shape[0],) + (1,) * (rank - 2)))
+    negative = b.emit(relay.LessOp(x, _scalar(b, 0.0)))
+    return b.emit(relay.WhereOp(negative, b.emit(relay.MultiplyOp(x, slope)), x))
+
+
+@onnx_op("Gelu", since=20)
+def gelu(b: Node) -> SSAValue:
+    x = b.input(0)
+    half = _scalar(b, 0.5)
+    if b.attr("approximate", "none") == "tanh":
+        cube = b.emit(relay.MultiplyOp(b.emit(relay.MultiplyOp(x, x)), x))
+        inner = b.emit(relay.AddOp(x, b.emit(relay.MultiplyOp(cube, _scalar(b, 0.044715)))))
+        inner = b.emit(relay.MultiplyOp(inner, _scalar(b, math.sqrt(2 / math.pi))))
+        gate = b.emit(relay.TanhOp(inner))
+    else:
+        gate = b.emit(relay.ErfOp(b.emit(relay.MultiplyOp(x, _scalar(b, 1 / math.sqrt(2))))))
+    one_plus = b.emit(relay.AddOp(gate, _scalar(b, 1.0)))
+    return b.emit(relay.MultiplyOp(b.emit(relay.MultiplyOp(x, half)), one_plus))
+
+
+@onnx_op("Clip")
+def clip(b: Node) -> SSAValue:
+    x = b.input(0)
+    dtype = b.dtype(0)
+    if b.opset < 11:
+        lo, hi = b.attr("min", -math.inf), b.attr("max", math.inf)
+        return b.emit(relay.ClipOp(x, a_min=float(lo), a_max=float(hi)))
+    if all(not b.has_input(i) or b.is_const(i) for i in (1, 2)):
+        lo = float(b.const(1)) if b.has_input(1) else -math.inf
+        hi = float(b.const(2)) if b.has_input(2) else math.inf
+        if lo <= hi:
+            return b.emit(relay.ClipOp(x, a_min=lo, a_max=hi))
+        # ONNX: min > max gives max everywhere
+        return b.emit(relay.BroadcastToOp(b.constant(hi, dtype), shape=b.shape(0)))
+    if b.has_input(1):
+        x = b.emit(relay.MaximumOp(x, b.input(1)))
+    if b.has_input(2):
+        x = b.emit(relay.MinimumOp(x, b.input(2)))
+    return x
+
+
+@onnx_op("Cast")
+def cast(b: Node) -> SSAValue:
+    to = onnx.helper.tensor_dtype_to_np_dtype(b.attr("to"))
+    if to == np.dtype(object):
+        raise b.unsupported("cast to string")
+    return b.emit(relay.CastOp(b.input(0), dtype=element_type(to)))

@@ -1,0 +1,241 @@
+"""ONNX ModelProto -> a builtin.module with `func.func @main` of relay ops, plus params.
+
+Imports: onnx, numpy, the relay dialect, the reference executor (to fold values known at
+import time). Assumes: static shapes (a dynamic input dimension needs a `shape` override).
+Produces: `@main(data inputs in model order..., parameters in initializer order...)`, each
+argument named in its `xrelay.name` attribute, each op located by a NameLoc of its node.
+
+The walk: check every node has a converter (all missing ones reported at once), then convert
+node by node. A node whose inputs are all known at import time (Constant nodes, Shape of a
+static shape, frozen initializers, results of earlier folds) is evaluated with the reference
+executor instead of emitted, so shape arithmetic never reaches the IR.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, LocationAttr, ModuleOp, NameLoc, NoneAttr, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import dense_from_numpy, tensor_type
+from xrelay.errors import Error, UnsupportedOpsError
+from xrelay.frontends.onnx.binder import SPLAT_MIN_ELEMENTS, Node, Value
+from xrelay.frontends.onnx.registry import lookup
+from xrelay.ir import verify_module
+from xrelay.signature import arg_attrs
+
+ShapeArg = Mapping[str, tuple[int, ...] | list[int]] | None
+DtypeArg = str | Mapping[str, str]
+
+
+def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
+    """A ModelProto from itself or a path (external data is loaded from beside the file)."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    path = Path(model)
+    if not path.is_file():
+        raise Error(f"no ONNX model at {path}")
+    try:
+        return onnx.load(str(path))
+    except Exception as e:  # protobuf DecodeError, missing external data, ...
+        raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    return 1
+
+
+def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, int]) -> None:
+    """Raise one UnsupportedOpsError naming every op type without a converter."""
+    missing: Counter[str] = Counter()
+    for node in graph.node:
+        version = opset if node.domain in ("", "ai.onnx") else domains.get(node.domain, 1)
+        if lookup(node.op_type, version, node.domain) is None:
+            label = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+            missing[label] += 1
+    if missing:
+        items = ", ".join(f"{op} x{n}" for op, n in sorted(missing.items()))
+        total = sum(missing.values())
+        raise UnsupportedOpsError(
+            f"{total} unsupported ONNX operator{'s' if total > 1 else ''} (opset {opset}): {items}"
+        )
+
+
+def _static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+    t = value.type.tensor_type
+    if not t.HasField("shape"):
+        return None
+    dims = []
+    for d in t.shape.dim:
+        if not d.HasField("dim_value") or d.dim_value < 0:
+            return None
+        dims.append(d.dim_value)
+    return tuple(dims)
+
+
+class GraphImporter:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        shape: ShapeArg,
+        dtype: DtypeArg,
+        opset: int | None,
+        freeze_params: bool,
+    ) -> None:
+        self.model = model
+        self.graph = model.graph
+        self.opset = opset or default_opset(model)
+        self.domains = {e.domain: e.version for e in model.opset_import}
+        self.shape = dict(shape or {})
+        self.dtype = dtype
+        self.freeze_params = freeze_params
+        self.env: dict[str, Value] = {}
+        self.block = Block()
+
+    # --- the pieces of @main -------------------------------------------------------------
+
+    def _input_type(self, value: onnx.ValueInfoProto):
+        name = value.name
+        elem = value.type.tensor_type.elem_type
+        if isinstance(self.dtype, Mapping) and name in self.dtype:
+            np_dtype = np.dtype(self.dtype[name])
+        elif elem:
+            np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
+        else:
+            np_dtype = np.dtype(self.dtype if isinstance(self.dtype, str) else "float32")
+        dims = self.shape.get(name, _static_dims(value))
+        if dims is None:
+            raise Error(
+                f"input '{name}' has a dynamic or unknown shape; pass shape={{'{name}': (...)}}"
+            )
+        return tensor_type(tuple(dims), np_dtype)
+
+    def materialize(self, array: np.ndarray, loc: LocationAttr) -> SSAValue:
+        """Emit a constant for `array`; a large splat becomes a broadcast scalar."""
+        flat = array.reshape(-1)
+        if array.size >= SPLAT_MIN_ELEMENTS and np.all(flat == flat[0]):
+            scalar = relay.ConstantOp(dense_from_numpy(flat[:1].reshape(())))
+            full = relay.BroadcastToOp(scalar, shape=array.shape)
+            for op in (scalar, full):
+                op.location = loc
+                self.block.add_op(op)
+            return full.results[0]
+        op = relay.ConstantOp(dense_from_numpy(array))
+        op.location = loc
+        self.block.add_op(op)
+        return op.results[0]
+
+    def _convert_node(self, node: onnx.NodeProto, index: int) -> None:
+        for name in node.input:
+            if name and name not in self.env:
+                label = node.name or f"{node.op_type}_{index}"
+                raise Error(f"ONNX node '{label}' ({node.op_type}): input '{name}' is not defined")
+        fold = all(self.env[n].foldable for n in node.input if n) and node.op_type != "Constant"
+        fold = fold and any(n for n in node.input)
+        version = self.opset if node.domain in ("", "ai.onnx") else self.domains.get(node.domain, 1)
+        converter = lookup(node.op_type, version, node.domain)
+        assert converter is not None  # check_supported ran first
+        b = Node(self, node, index, fold)
+        try:
+            out = converter(b)
+            outs = list(out) if isinstance(out, list | tuple) else [out]
+            outs = b.outputs_known(outs)
+        except Error as e:
+            if str(e).startswith("ONNX node"):
+                raise
+            raise b.wrap(e) from None
+        except Exception as e:  # a converter bug must still name the node
+            raise b.wrap(e) from None
+        for name, result in zip(node.output, outs):
+            if not name or result is None:
+                continue
+            if isinstance(result, SSAValue):
+                self.env[name] = Value(ssa=result)
+            else:
+                self.env[name] = Value(array=np.asarray(result))
+
+    def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+        initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        unknown = sorted(set(self.shape) - {v.name for v in self.graph.input})
+        if unknown:
+            real = [v.name for v in self.graph.input if v.name not in initializers]
+            raise Error(f"shape override names unknown input '{unknown[0]}'; the inputs are {real}")
+        data_inputs = [v for v in self.graph.input if v.name not in initializers]
+        for value in data_inputs:
+            arg = self.block.insert_arg(self._input_type(value), len(self.block.args))
+            self.env[value.name] = Value(ssa=arg)
+        param_args: dict[str, SSAValue] = {}
+        for name, array in initializers.items():
+            if self.freeze_params:
+                self.env[name] = Value(array=array)
+                continue
+            arg = self.block.insert_arg(tensor_type(array.shape, array.dtype), len(self.block.args))
+            param_args[name] = arg
+            self.env[name] = Value(ssa=arg, array=array, is_param=True)
+        for index, node in enumerate(self.graph.node):
+            self._convert_node(node, index)
+
+        results = []
+        for out in self.graph.output:
+            if out.name not in self.env:
+                raise Error(f"graph output '{out.name}' is not produced by any node")
+            value = self.env[out.name]
+            if value.ssa is None:
+                value.ssa = self.materialize(value.array, _name_loc(out.name))
+            results.append(value.ssa)
+        self.block.add_op(func.ReturnOp(*results))
+
+        # Parameters whose values were only read at import time (shapes, axes) are dropped.
+        params: dict[str, np.ndarray] = {}
+        for name, arg in param_args.items():
+            if arg.uses:
+                params[name] = initializers[name]
+            else:
+                self.block.erase_arg(arg)
+        names = [v.name for v in data_inputs] + list(params)
+        for arg, name in zip(self.block.args, names):
+            arg.name_hint = _ssa_name(name)
+        fn = func.FuncOp(
+            "main",
+            FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+            arg_attrs=arg_attrs(names, len(data_inputs)),
+        )
+        return ModuleOp([fn]), params
+
+
+def _name_loc(name: str) -> LocationAttr:
+    return NameLoc(StringAttr(name), NoneAttr())
+
+
+def _ssa_name(name: str) -> str | None:
+    cleaned = "".join(c if c.isalnum() or c in "_." else "_" for c in name)
+    if not cleaned or cleaned[0].isdigit():
+        cleaned = "v" + cleaned
+    return cleaned
+
+
+def from_onnx(
+    model: onnx.ModelProto | str | Path,
+    shape: ShapeArg = None,
+    dtype: DtypeArg = "float32",
+    opset: int | None = None,
+    freeze_params: bool = False,
+) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """Import an ONNX model: `(module, params)`. See the module docstring."""
+    proto = load_model(model)
+    importer = GraphImporter(proto, shape, dtype, opset, freeze_params)
+    check_supported(proto.graph, importer.opset, importer.domains)
+    module, params = importer.build()
+    verify_module(module)
+    return module, params

@@ -1,0 +1,72 @@
+"""The onnx package's backend test data directories as cases: model + inputs + expected
+outputs, read straight from the installed package (nothing is downloaded)."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+DATA_ROOT = Path(os.path.dirname(onnx.__file__)) / "backend" / "test" / "data"
+
+
+@dataclass(frozen=True)
+class DataCase:
+    suite: str
+    name: str
+    model_path: Path
+
+    def data_sets(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
+        """(inputs, expected outputs) per data set, in the model's order."""
+        sets = []
+        folder = self.model_path.parent
+        for ds in sorted(folder.glob("test_data_set_*")):
+            ins = [_read(p) for p in sorted(ds.glob("input_*.pb"), key=_index)]
+            outs = [_read(p) for p in sorted(ds.glob("output_*.pb"), key=_index)]
+            sets.append((ins, outs))
+        if self.suite == "light":
+            outs = [_read(folder / f"{self.name}_output_0.pb")]
+            sets.append((light_inputs(onnx.load(str(self.model_path))), outs))
+        return sets
+
+
+def light_inputs(model: onnx.ModelProto) -> list[np.ndarray]:
+    """The inputs the onnx runner feeds a `light` model: arange(n) / n in the input's shape
+    (as `Runner.generate_dummy_data(random=False)`), for each non-initializer input."""
+    inits = {t.name for t in model.graph.initializer}
+    arrays = []
+    for value in model.graph.input:
+        if value.name in inits:
+            continue
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim)
+        n = int(np.prod(shape))
+        arrays.append((np.arange(n).reshape(shape) / n).astype(np.float32))
+    return arrays
+
+
+def _index(p: Path) -> int:
+    return int(p.stem.rsplit("_", 1)[1])
+
+
+def _read(path: Path) -> np.ndarray:
+    t = onnx.TensorProto()
+    t.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def collect(suite: str) -> list[DataCase]:
+    root = DATA_ROOT / suite
+    if suite == "light":
+        return [
+            DataCase(suite, Path(p).stem, Path(p)) for p in sorted(glob.glob(str(root / "*.onnx")))
+        ]
+    return [
+        DataCase(suite, d.name, d / "model.onnx")
+        for d in sorted(root.iterdir())
+        if (d / "model.onnx").is_file()
+    ]
