@@ -70,3 +70,37 @@ def collect(suite: str) -> list[DataCase]:
         for d in sorted(root.iterdir())
         if (d / "model.onnx").is_file()
     ]
+
+
+def with_real_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """A `light` model with its ConstantOfShape weights replaced by seeded random
+    initializers (scaled by fan-in; vectors in [0.5, 1.5) so variances stay positive), and
+    the input of every Softmax exposed as an extra output, so a comparison sees real logits."""
+    rng = np.random.default_rng(seed)
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    shapes = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    keep = []
+    for node in graph.node:
+        if node.op_type != "ConstantOfShape":
+            keep.append(node)
+            continue
+        shape = tuple(int(d) for d in shapes[node.input[0]])
+        if len(shape) == 1:
+            value = rng.uniform(0.5, 1.5, shape)
+        else:
+            value = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
+        graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+    del graph.node[:]
+    graph.node.extend(keep)
+    used = {name for node in graph.node for name in node.input}
+    live = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(live)
+    inputs = [v for v in graph.input if v.name in used or v.name not in shapes]
+    del graph.input[:]
+    graph.input.extend(inputs)
+    for node in graph.node:
+        if node.op_type == "Softmax":
+            graph.output.append(onnx.helper.make_tensor_value_info(node.input[0], 1, None))
+    return model
