@@ -7,8 +7,9 @@ argument named in its `xrelay.name` attribute, each op located by a NameLoc of i
 
 The walk: check every node has a converter (all missing ones reported at once), then convert
 node by node. A node whose inputs are all known at import time (Constant nodes, Shape of a
-static shape, frozen initializers, results of earlier folds) is evaluated with the reference
-executor instead of emitted, so shape arithmetic never reaches the IR.
+static shape, small integer initializers, frozen initializers, results of earlier folds) is
+evaluated with the reference executor instead of emitted, so shape arithmetic never reaches
+the IR. Other initializers become parameters; a converter may still read their values.
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ def _static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
             return None
         dims.append(d.dim_value)
     return tuple(dims)
+
+
+SHAPE_LIKE_MAX_ELEMENTS = 1024
+
+
+def is_shape_like(array: np.ndarray) -> bool:
+    """Small integer initializers hold shapes, axes and indices, not weights: they are
+    constants at import time (folded, or embedded where used) rather than parameters."""
+    return array.dtype.kind in "iub" and array.size <= SHAPE_LIKE_MAX_ELEMENTS
 
 
 class GraphImporter:
@@ -176,7 +186,7 @@ class GraphImporter:
             self.env[value.name] = Value(ssa=arg)
         param_args: dict[str, SSAValue] = {}
         for name, array in initializers.items():
-            if self.freeze_params:
+            if self.freeze_params or is_shape_like(array):
                 self.env[name] = Value(array=array)
                 continue
             arg = self.block.insert_arg(tensor_type(array.shape, array.dtype), len(self.block.args))
