@@ -66,6 +66,7 @@ UNARY = {
     relay.AbsOp: np.abs,
     relay.SignOp: np.sign,
     relay.LogicalNotOp: np.logical_not,
+    relay.IsNanOp: np.isnan,
     relay.ExpOp: np.exp,
     relay.LogOp: np.log,
     relay.SqrtOp: np.sqrt,

@@ -65,6 +65,27 @@ def take(op: relay.TakeOp, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return np.take(x, idx, axis=axis)
 
 
+@impl(relay.GatherOp)
+def gather(op: relay.GatherOp, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    axis = op.attrs.axis % x.ndim
+    idx = indices.astype(np.int64)
+    idx = np.where(idx < 0, idx + x.shape[axis], idx)
+    return np.take_along_axis(x, idx, axis=axis)
+
+
+@impl(relay.GatherNDOp)
+def gather_nd(op: relay.GatherNDOp, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    b = op.attrs.batch_dims
+    idx = indices.astype(np.int64)
+    depth = idx.shape[-1]
+    idx = np.where(idx < 0, idx + np.array(x.shape[b : b + depth]), idx)
+    batch = int(np.prod(x.shape[:b]))
+    xs = x.reshape((batch,) + x.shape[b:])
+    ids = idx.reshape((batch, -1, depth))
+    out = [xs[n][tuple(ids[n].T)] for n in range(batch)]
+    return np.stack(out).reshape(op.results[0].type.get_shape())
+
+
 @impl(relay.TileOp)
 def tile(op: relay.TileOp, x: np.ndarray) -> np.ndarray:
     return np.tile(x, op.attrs.reps)

@@ -294,6 +294,22 @@ class LogicalNotOp(UnaryOp):
 
 
 @irdl_op_definition
+class IsNanOp(UnaryOp):
+    """Elementwise `x != x` of a float tensor -> i1.
+
+    %r = relay.isnan %x : (tensor<4xf32>) -> tensor<4xi1>
+    """
+
+    name = "relay.isnan"
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        expect_float(name, data)
+        return [tensor(data.get_shape(), i1)]
+
+
+@irdl_op_definition
 class ExpOp(UnaryOp):
     """Elementwise `e**x`."""
 
@@ -478,7 +494,7 @@ BINARY_OPS = [
     ModOp,
 ]
 COMPARE_OPS = [EqualOp, NotEqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp]
-LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp]
+LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp, IsNanOp]
 UNARY_OPS = [
     NegativeOp,
     AbsOp,

@@ -363,14 +363,69 @@ class TakeOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         data, indices = expect_count(name, types, 2)
-        if is_float(indices.element_type) or is_bool(indices.element_type):
-            raise ShapeError(f"'{name}' expects integer indices, got {fmt_type(indices)}")
+        _expect_int_indices(name, indices)
         if attrs.mode not in TAKE_MODES:
             raise ShapeError(f"'{name}' mode '{attrs.mode}' is not one of {TAKE_MODES}")
         shape = data.get_shape()
         axis = norm_axis(name, attrs.axis, len(shape))
         out = (*shape[:axis], *indices.get_shape(), *shape[axis + 1 :])
         return [tensor(out, data.element_type)]
+
+
+def _expect_int_indices(name: str, indices: TensorType) -> None:
+    if is_float(indices.element_type) or is_bool(indices.element_type):
+        raise ShapeError(f"'{name}' expects integer indices, got {fmt_type(indices)}")
+
+
+@irdl_op_definition
+class GatherOp(RelayOp):
+    """Element gather along `axis` (ONNX GatherElements): out[i][j] = data[indices[i][j]][j]
+    for axis 0; the result has the shape of `indices`, negative indices count from the end.
+
+    %y = relay.gather %x, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xi64>) -> tensor<2x2xf32>
+    """
+
+    name = "relay.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop(0)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, indices = expect_count(name, types, 2)
+        _expect_int_indices(name, indices)
+        if data.get_num_dims() != indices.get_num_dims():
+            raise ShapeError(f"'{name}' data {fmt_type(data)} and indices {fmt_type(indices)} differ in rank")
+        norm_axis(name, attrs.axis, data.get_num_dims())
+        return [tensor(indices.get_shape(), data.element_type)]
+
+
+@irdl_op_definition
+class GatherNDOp(RelayOp):
+    """Gather slices by index tuples (ONNX GatherND layout): the last axis of `indices`
+    holds a position in the axes of `data` after the first `batch_dims`.
+
+    %y = relay.gather_nd %x, %i : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+    """
+
+    name = "relay.gather_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    batch_dims = int_prop(0)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, indices = expect_count(name, types, 2)
+        _expect_int_indices(name, indices)
+        d, i, b = data.get_shape(), indices.get_shape(), attrs.batch_dims
+        if not i or b < 0 or b >= len(i) or d[:b] != i[:b] or b + i[-1] > len(d):
+            raise ShapeError(
+                f"'{name}' indices {fmt_type(indices)} do not index data {fmt_type(data)} "
+                f"with batch_dims {b}"
+            )
+        return [tensor((*i[:-1], *d[b + i[-1] :]), data.element_type)]
 
 
 @irdl_op_definition
@@ -427,6 +482,8 @@ TENSOR_OPS = [
     BroadcastToOp,
     StridedSliceOp,
     TakeOp,
+    GatherOp,
+    GatherNDOp,
     TileOp,
     ShapeOfOp,
 ]

@@ -110,6 +110,7 @@ UNARY = {
     "Sin": relay.SinOp,
     "Cos": relay.CosOp,
     "Relu": relay.ReluOp,
+    "IsNaN": relay.IsNanOp,
 }
 
 

@@ -116,6 +116,16 @@ def gather(b: Node) -> SSAValue:
     return b.emit(relay.TakeOp(b.input(0), b.input(1), axis=b.attr("axis", 0), mode="clip"))
 
 
+@onnx_op("GatherElements", since=11)
+def gather_elements(b: Node) -> SSAValue:
+    return b.emit(relay.GatherOp(b.input(0), b.input(1), axis=b.attr("axis", 0)))
+
+
+@onnx_op("GatherND", since=11)
+def gather_nd(b: Node) -> SSAValue:
+    return b.emit(relay.GatherNDOp(b.input(0), b.input(1), batch_dims=b.attr("batch_dims", 0)))
+
+
 @onnx_op("Slice")
 def slice_(b: Node) -> SSAValue:
     if b.opset < 10:
