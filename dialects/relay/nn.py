@@ -177,6 +177,8 @@ class Conv2DTransposeOp(ConvOp):
         _layout(name, "kernel_layout", attrs.kernel_layout, "IOHW", 4)
         for attr, count in (("strides", 2), ("dilation", 2), ("padding", 4), ("output_padding", 2)):
             expect_len(name, attr, attrs[attr], count)
+        if min(attrs.padding) < 0 or min(attrs.output_padding) < 0:
+            raise ShapeError(f"'{name}' padding and output_padding must not be negative")
         d = dict(zip(attrs.data_layout, data.get_shape()))
         k = dict(zip(attrs.kernel_layout, weight.get_shape()))
         groups = attrs.groups

@@ -74,6 +74,9 @@ def conv_transpose(b: Node) -> SSAValue:
             s * (i - 1) + op + ((k - 1) * d + 1) - t
             for s, i, op, k, d, t in zip(strides, in_hw, output_padding, kernel, dilations, target)
         ]
+        # a negative total means the requested output is larger: extra end rows
+        output_padding = [op - min(p, 0) for op, p in zip(output_padding, pads_total)]
+        pads_total = [max(p, 0) for p in pads_total]
         auto = b.attr("auto_pad", "NOTSET")
         begins = [p // 2 if auto != "SAME_LOWER" else p - p // 2 for p in pads_total]
         pads = begins + [p - bg for p, bg in zip(pads_total, begins)]
@@ -241,21 +244,28 @@ def gemm(b: Node) -> SSAValue:
 def matmul_nd(b: Node, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """numpy matmul semantics on relay matmul/batch_matmul plus reshapes."""
     ls, rs = list(lhs.type.get_shape()), list(rhs.type.get_shape())
+    batch = list(np.broadcast_shapes(tuple(ls[:-2]), tuple(rs[:-2])))
+    out = batch + ls[-2:-1] * (len(ls) > 1) + rs[-1:] * (len(rs) > 1)
     if len(ls) == 1:
-        y = matmul_nd(b, b.emit(relay.ReshapeOp(lhs, newshape=(1, ls[0]))), rhs)
-        shape = y.type.get_shape()
-        return b.emit(relay.ReshapeOp(y, newshape=shape[:-2] + shape[-1:]))
+        lhs, ls = b.emit(relay.ReshapeOp(lhs, newshape=(1, ls[0]))), [1, ls[0]]
     if len(rs) == 1:
-        y = matmul_nd(b, lhs, b.emit(relay.ReshapeOp(rhs, newshape=(rs[0], 1))))
-        return b.emit(relay.ReshapeOp(y, newshape=y.type.get_shape()[:-1]))
+        rhs, rs = b.emit(relay.ReshapeOp(rhs, newshape=(rs[0], 1))), [rs[0], 1]
+    y = _matmul_2d_up(b, lhs, rhs, ls, rs, batch)
+    if list(y.type.get_shape()) != out:
+        y = b.emit(relay.ReshapeOp(y, newshape=out))
+    return y
+
+
+def _matmul_2d_up(
+    b: Node, lhs: SSAValue, rhs: SSAValue, ls: list[int], rs: list[int], batch: list[int]
+) -> SSAValue:
+    m, k, n = ls[-2], ls[-1], rs[-1]
     if len(ls) == 2 and len(rs) == 2:
         return b.emit(relay.MatmulOp(lhs, rhs))
-    m, k, n = ls[-2], ls[-1], rs[-1]
     if len(rs) == 2:  # fold the batch into the rows
         flat = b.emit(relay.ReshapeOp(lhs, newshape=(math.prod(ls[:-1]), k)))
         y = b.emit(relay.MatmulOp(flat, rhs))
         return b.emit(relay.ReshapeOp(y, newshape=(*ls[:-1], n)))
-    batch = list(np.broadcast_shapes(tuple(ls[:-2]), tuple(rs[:-2])))
     nb = math.prod(batch)
 
     def as_3d(v: SSAValue, shape: list[int]) -> SSAValue:
@@ -301,7 +311,8 @@ def log_softmax(b: Node) -> SSAValue:
 @onnx_op("Flatten")
 def flatten(b: Node) -> SSAValue:
     shape = b.shape(0)
-    axis = b.attr("axis", 1) % (len(shape) + 1)
+    axis = b.attr("axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
     newshape = (math.prod(shape[:axis]), math.prod(shape[axis:]))
     return b.emit(relay.ReshapeOp(b.input(0), newshape=newshape))
 
@@ -309,6 +320,8 @@ def flatten(b: Node) -> SSAValue:
 @onnx_op("Dropout")
 def dropout(b: Node) -> list:
     x = b.input(0)
+    if b.has_input(2) and (not b.is_const(2) or bool(b.const(2))):
+        raise b.unsupported("training-mode dropout")
     mask = None
     if len(b.node.output) > 1 and b.node.output[1]:
         mask = np.ones(b.shape(0), dtype=bool)
