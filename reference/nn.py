@@ -171,23 +171,33 @@ def max_pool(op, x: np.ndarray) -> np.ndarray:
     return _from_first(win.max(axis=axes), a.layout, canonical)
 
 
+def avg_pool_divisors(op) -> np.ndarray:
+    """The divisor of each output cell of an average pool, over the output's spatial shape
+    (channel-first): real input cells, plus explicit padding if count_include_pad, never
+    the cells only ceil mode reads."""
+    a = op.attrs
+    n = len(op.SPATIAL)
+    in_shape = op.data.type.get_shape()
+    spatial = tuple(in_shape[a.layout.index(c)] for c in op.SPATIAL)
+    ones = np.ones((1, 1) + spatial)
+    _, extra = _pool_input(op, ones, 0.0)
+    pad_fill = 1.0 if a.count_include_pad else 0.0
+    counted = _pad_spatial(ones, a.padding[:n], a.padding[n:], pad_fill)
+    counted = _pad_spatial(counted, (0,) * n, extra, 0.0)
+    counts = _windows(counted, a.pool_size, a.strides, a.dilation).sum(axis=tuple(range(-n, 0)))
+    return np.maximum(counts[0, 0], 1)
+
+
 @impl(relay.AvgPool1DOp, relay.AvgPool2DOp, relay.AvgPool3DOp)
 def avg_pool(op, x: np.ndarray) -> np.ndarray:
     a = op.attrs
     n = len(op.SPATIAL)
     canonical = "NC" + op.SPATIAL
     x = _to_first(x, a.layout, canonical)
-    padded, extra = _pool_input(op, x, 0.0)
+    padded, _ = _pool_input(op, x, 0.0)
     axes = tuple(range(-n, 0))
     sums = _windows(padded.astype(np.float64), a.pool_size, a.strides, a.dilation).sum(axis=axes)
-    # The divisor counts real cells, plus explicit padding if count_include_pad, never the
-    # cells only ceil mode reads.
-    ones = np.ones((1, 1) + x.shape[2:])
-    pad_fill = 1.0 if a.count_include_pad else 0.0
-    counted = _pad_spatial(ones, a.padding[:n], a.padding[n:], pad_fill)
-    counted = _pad_spatial(counted, (0,) * n, extra, 0.0)
-    counts = _windows(counted, a.pool_size, a.strides, a.dilation).sum(axis=axes)
-    return _from_first((sums / np.maximum(counts, 1)).astype(x.dtype), a.layout, canonical)
+    return _from_first((sums / avg_pool_divisors(op)).astype(x.dtype), a.layout, canonical)
 
 
 @impl(relay.GlobalAvgPool2DOp, relay.GlobalMaxPool2DOp)

@@ -1,0 +1,334 @@
+"""Helpers the relay -> linalg lowerings share: an emitter that inserts ops before the relay
+op being lowered, `linalg.generic` construction from affine maps and a body callback, and
+scalar arithmetic that picks the arith/math op for an element type.
+
+Every lowering writes to a fresh `tensor.empty` (destination-passing style, what bufferize
+expects). Index arithmetic that affine maps cannot express (padding, gathers, concatenation)
+happens inside the body with `linalg.index` and `tensor.extract`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, linalg, math, tensor
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from xrelay.dialects.dtypes import dense_from_numpy
+from xrelay.errors import Error
+from xrelay.ir import location_str
+
+index = IndexType()
+
+
+def elem_of(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.get_shape()
+
+
+def is_float(elem: Attribute) -> bool:
+    return isinstance(elem, AnyFloat)
+
+
+def dims(n: int) -> list[AffineExpr]:
+    return [AffineExpr.dimension(i) for i in range(n)]
+
+
+def amap(n_dims: int, results: Sequence[AffineExpr | int]) -> AffineMapAttr:
+    exprs = tuple(AffineExpr.constant(r) if isinstance(r, int) else r for r in results)
+    return AffineMapAttr(AffineMap(n_dims, 0, exprs))
+
+
+def identity(n: int) -> AffineMapAttr:
+    return amap(n, dims(n))
+
+
+def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMapAttr:
+    """numpy broadcasting as an indexing map: trailing-aligned, size-1 dims read index 0."""
+    n = len(out_shape)
+    offset = n - len(in_shape)
+    results: list[AffineExpr | int] = []
+    for i, size in enumerate(in_shape):
+        results.append(0 if size == 1 and out_shape[offset + i] != 1 else AffineExpr.dimension(offset + i))
+    return amap(n, results)
+
+
+def const_op(value: float | int | bool, elem: Attribute) -> arith.ConstantOp:
+    """A scalar arith.constant of an element (or index) type."""
+    if isinstance(elem, IndexType):
+        return arith.ConstantOp.from_int_and_width(int(value), index)
+    if is_float(elem):
+        return arith.ConstantOp(FloatAttr(float(value), elem))
+    assert isinstance(elem, IntegerType)
+    if elem == i1:
+        return arith.ConstantOp(IntegerAttr(-1 if value else 0, i1))
+    return arith.ConstantOp(IntegerAttr(int(value), elem))
+
+
+class Body:
+    """Builds the single block of a linalg.generic: block arguments are the scalar inputs
+    and outputs; helpers emit arith/math ops on them."""
+
+    def __init__(self, arg_types: Sequence[Attribute]) -> None:
+        self.block = Block(arg_types=arg_types)
+        self._index_cache: dict[int, SSAValue] = {}
+
+    @property
+    def args(self) -> tuple[SSAValue, ...]:
+        return self.block.args
+
+    def add(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def idx(self, d: int) -> SSAValue:
+        """The iteration index along loop dimension d."""
+        if d not in self._index_cache:
+            self._index_cache[d] = self.add(linalg.IndexOp(d))
+        return self._index_cache[d]
+
+    def const(self, value: float | int | bool, elem: Attribute) -> SSAValue:
+        return self.add(const_op(value, elem))
+
+    def iconst(self, value: int) -> SSAValue:
+        return self.const(value, index)
+
+    # --- scalar arithmetic by element type -----------------------------------------------
+
+    def binary(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(scalar_binary(kind, a, b))
+
+    def cmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """pred in eq ne lt le gt ge; floats compare ordered (unordered for ne)."""
+        if is_float(a.type):
+            fp = {"eq": "oeq", "ne": "une"}.get(pred, "o" + pred)
+            return self.add(arith.CmpfOp(a, b, fp))
+        ip = {"eq": "eq", "ne": "ne"}.get(pred, "s" + pred)
+        if isinstance(a.type, IndexType) or a.type != i1:
+            return self.add(arith.CmpiOp(a, b, ip))
+        return self.add(arith.CmpiOp(a, b, {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}.get(pred, ip)))
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(arith.SelectOp(cond, a, b))
+
+    def unary(self, kind: str, x: SSAValue) -> SSAValue:
+        return scalar_unary(self, kind, x)
+
+    def cast(self, x: SSAValue, to: Attribute) -> SSAValue:
+        return scalar_cast(self, x, to)
+
+    def in_range(self, i: SSAValue, size: int) -> SSAValue:
+        """0 <= i < size, for an index value."""
+        lo = self.cmp("ge", i, self.iconst(0))
+        hi = self.cmp("lt", i, self.iconst(size))
+        return self.add(arith.AndIOp(lo, hi))
+
+    def clamp(self, i: SSAValue, size: int) -> SSAValue:
+        lo = self.add(arith.MaxSIOp(i, self.iconst(0)))
+        return self.add(arith.MinSIOp(lo, self.iconst(size - 1)))
+
+    def affine(self, expr_terms: Sequence[tuple[int, SSAValue]], constant: int = 0) -> SSAValue:
+        """sum(coefficient * index) + constant, on index values."""
+        acc = self.iconst(constant)
+        for coeff, value in expr_terms:
+            term = value if coeff == 1 else self.add(arith.MuliOp(value, self.iconst(coeff)))
+            acc = self.add(arith.AddiOp(acc, term))
+        return acc
+
+    def extract(self, source: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return self.add(tensor.ExtractOp(source, list(indices), elem_of(source)))
+
+
+def scalar_binary(kind: str, a: SSAValue, b: SSAValue) -> Operation:
+    t = a.type
+    if is_float(t):
+        table: dict[str, type[Operation]] = {
+            "add": arith.AddfOp,
+            "sub": arith.SubfOp,
+            "mul": arith.MulfOp,
+            "div": arith.DivfOp,
+            "max": arith.MaximumfOp,
+            "min": arith.MinimumfOp,
+            "pow": math.PowFOp,
+        }
+    elif t == i1:
+        table = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
+    else:
+        table = {
+            "add": arith.AddiOp,
+            "sub": arith.SubiOp,
+            "mul": arith.MuliOp,
+            "div": arith.DivSIOp,
+            "floordiv": arith.FloorDivSIOp,
+            "rem": arith.RemSIOp,
+            "max": arith.MaxSIOp,
+            "min": arith.MinSIOp,
+            "and": arith.AndIOp,
+            "or": arith.OrIOp,
+            "xor": arith.XOrIOp,
+        }
+    cls = table.get(kind)
+    if cls is None:
+        raise Error(f"no scalar '{kind}' for element type {t}")
+    return cls(a, b)
+
+
+MATH_UNARY: dict[str, type[Operation]] = {
+    "exp": math.ExpOp,
+    "log": math.LogOp,
+    "sqrt": math.SqrtOp,
+    "rsqrt": math.RsqrtOp,
+    "tanh": math.TanhOp,
+    "erf": math.ErfOp,
+    "floor": math.FloorOp,
+    "ceil": math.CeilOp,
+    "round": math.RoundEvenOp,
+    "sin": math.SinOp,
+    "cos": math.CosOp,
+}
+
+
+def scalar_unary(body: Body, kind: str, x: SSAValue) -> SSAValue:
+    t = x.type
+    if kind in MATH_UNARY:
+        return body.add(MATH_UNARY[kind](x))
+    if kind == "neg":
+        if is_float(t):
+            return body.add(arith.NegfOp(x))
+        return body.binary("sub", body.const(0, t), x)
+    if kind == "abs":
+        return body.add(math.AbsFOp(x) if is_float(t) else math.AbsIOp(x))
+    if kind == "sign":
+        zero = body.const(0, t)
+        pos = body.select(body.cmp("gt", x, zero), body.const(1, t), zero)
+        return body.select(body.cmp("lt", x, zero), body.const(-1, t), pos)
+    if kind == "not":
+        return body.binary("xor", x, body.const(True, i1))
+    if kind == "reciprocal":
+        return body.binary("div", body.const(1, t), x)
+    if kind == "sigmoid":
+        e = body.add(math.ExpOp(body.unary("neg", x)))
+        return body.binary("div", body.const(1, t), body.binary("add", body.const(1, t), e))
+    if kind == "trunc":
+        return body.add(math.TruncOp(x))
+    if kind == "relu":
+        return body.binary("max", x, body.const(0, t))
+    if kind == "isnan":
+        return body.add(arith.CmpfOp(x, x, "uno"))
+    raise Error(f"no scalar '{kind}' for element type {t}")
+
+
+def scalar_cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
+    src = x.type
+    if src == to:
+        return x
+    if to == i1:
+        return body.cmp("ne", x, body.const(0, src))
+    if is_float(src) and is_float(to):
+        wider = to.bitwidth > src.bitwidth  # type: ignore[union-attr]
+        return body.add(arith.ExtFOp(x, to) if wider else arith.TruncFOp(x, to))
+    if is_float(to):
+        return body.add(arith.UIToFPOp(x, to) if src == i1 else arith.SIToFPOp(x, to))
+    assert isinstance(to, IntegerType)
+    if is_float(src):
+        return body.add(arith.FPToSIOp(x, to))
+    assert isinstance(src, IntegerType)
+    if to.width.data > src.width.data:
+        return body.add(arith.ExtUIOp(x, to) if src == i1 else arith.ExtSIOp(x, to))
+    return body.add(arith.TruncIOp(x, to))
+
+
+class Emitter:
+    """Inserts the lowering of one relay op just before it."""
+
+    def __init__(self, op: Operation) -> None:
+        self.op = op
+        self.rewriter = Rewriter()
+
+    def error(self, message: str) -> Error:
+        return Error(f"{location_str(self.op)}: cannot lower '{self.op.name}': {message}")
+
+    def insert(self, op: Operation) -> SSAValue:
+        self.rewriter.insert_op(op, InsertPoint.before(self.op))
+        return op.results[0]
+
+    def empty(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
+        return self.insert(tensor.EmptyOp([], TensorType(elem, list(shape))))
+
+    def full(self, shape: Sequence[int], elem: Attribute, value: float | int | bool) -> SSAValue:
+        """linalg.fill of a fresh tensor with a scalar."""
+        c = self.insert(const_op(value, elem))
+        return self.insert(linalg.FillOp([c], [self.empty(shape, elem)]))
+
+    def constant(self, array: np.ndarray) -> SSAValue:
+        return self.insert(arith.ConstantOp(dense_from_numpy(array)))
+
+    def generic(
+        self,
+        inputs: Sequence[SSAValue],
+        in_maps: Sequence[AffineMapAttr],
+        outputs: Sequence[SSAValue],
+        out_maps: Sequence[AffineMapAttr],
+        iterators: Sequence[str],
+        body_fn: Callable[[Body], Sequence[SSAValue] | SSAValue],
+    ) -> list[SSAValue]:
+        """A linalg.generic over `iterators` ("parallel"/"reduction"); `body_fn` gets the
+        body (block args: input scalars then output scalars) and returns the yielded values."""
+        body = Body([elem_of(v) for v in (*inputs, *outputs)])
+        yielded = body_fn(body)
+        values = [yielded] if isinstance(yielded, SSAValue) else list(yielded)
+        body.block.add_op(linalg.YieldOp(*values))
+        kinds = {
+            "parallel": linalg.IteratorTypeAttr.parallel(),
+            "reduction": linalg.IteratorTypeAttr.reduction(),
+        }
+        op = linalg.GenericOp(
+            list(inputs),
+            list(outputs),
+            Region(body.block),
+            [*in_maps, *out_maps],
+            [kinds[k] for k in iterators],
+            [v.type for v in outputs],
+        )
+        self.insert(op)
+        return list(op.results)
+
+    def map(
+        self,
+        inputs: Sequence[SSAValue],
+        out_shape: Sequence[int],
+        out_elem: Attribute,
+        body_fn: Callable[[Body], SSAValue],
+        in_maps: Sequence[AffineMapAttr] | None = None,
+    ) -> SSAValue:
+        """An elementwise generic over `out_shape`, inputs broadcast numpy-style by default."""
+        n = len(out_shape)
+        maps = in_maps if in_maps is not None else [broadcast_map(shape_of(v), out_shape) for v in inputs]
+        (result,) = self.generic(
+            inputs, maps, [self.empty(out_shape, out_elem)], [identity(n)], ["parallel"] * n, body_fn
+        )
+        return result
+
+
+Lowering = Callable[[Emitter, Any], Sequence[SSAValue] | SSAValue]

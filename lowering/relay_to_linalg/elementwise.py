@@ -1,0 +1,193 @@
+"""Lowerings of dialects/relay/elementwise.py: each op is one elementwise linalg.generic,
+operands broadcast through their indexing maps."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import f64, i1
+from xdsl.ir import SSAValue
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, is_float
+
+BINARY_KINDS = {
+    relay.AddOp: "add",
+    relay.SubtractOp: "sub",
+    relay.MultiplyOp: "mul",
+    relay.DivideOp: "div",
+    relay.MaximumOp: "max",
+    relay.MinimumOp: "min",
+    relay.LogicalAndOp: "and",
+    relay.LogicalOrOp: "or",
+    relay.LogicalXorOp: "xor",
+}
+
+COMPARE_PREDICATES = {
+    relay.EqualOp: "eq",
+    relay.NotEqualOp: "ne",
+    relay.LessOp: "lt",
+    relay.LessEqualOp: "le",
+    relay.GreaterOp: "gt",
+    relay.GreaterEqualOp: "ge",
+}
+
+UNARY_KINDS = {
+    relay.NegativeOp: "neg",
+    relay.AbsOp: "abs",
+    relay.SignOp: "sign",
+    relay.LogicalNotOp: "not",
+    relay.IsNanOp: "isnan",
+    relay.ExpOp: "exp",
+    relay.LogOp: "log",
+    relay.SqrtOp: "sqrt",
+    relay.RsqrtOp: "rsqrt",
+    relay.ReciprocalOp: "reciprocal",
+    relay.TanhOp: "tanh",
+    relay.SigmoidOp: "sigmoid",
+    relay.ErfOp: "erf",
+    relay.FloorOp: "floor",
+    relay.CeilOp: "ceil",
+    relay.RoundOp: "round",
+    relay.SinOp: "sin",
+    relay.CosOp: "cos",
+    relay.ReluOp: "relu",
+}
+
+
+def _result(op) -> tuple[tuple[int, ...], object]:
+    t = op.results[0].type
+    return t.get_shape(), t.element_type
+
+
+def lower_binary(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    kind = BINARY_KINDS[type(op)]
+    return e.map([op.lhs, op.rhs], shape, elem, lambda b: b.binary(kind, *b.args[:2]))
+
+
+def lower_compare(e: Emitter, op) -> SSAValue:
+    shape, _ = _result(op)
+    pred = COMPARE_PREDICATES[type(op)]
+    return e.map([op.lhs, op.rhs], shape, i1, lambda b: b.cmp(pred, *b.args[:2]))
+
+
+def _floor_div(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    if is_float(x.type):
+        return b.unary("floor", b.binary("div", x, y))
+    return b.binary("floordiv", x, y)
+
+
+def _remainder(b: Body, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
+    """x - round(x / y) * y with round = floor (Python %) or trunc (C fmod); integer
+    division by zero gives 0 as in the reference."""
+    if is_float(x.type):
+        q = b.unary("floor" if floor else "trunc", b.binary("div", x, y))
+        return b.binary("sub", x, b.binary("mul", q, y))
+    zero = b.const(0, x.type)
+    is_zero = b.cmp("eq", y, zero)
+    safe = b.select(is_zero, b.const(1, x.type), y)
+    rem = b.binary("rem", x, safe)
+    if floor:  # move a non-zero remainder to the divisor's sign
+        differ = b.cmp("ne", b.cmp("lt", rem, zero), b.cmp("lt", safe, zero))
+        adjust = b.binary("and", differ, b.cmp("ne", rem, zero))
+        rem = b.select(adjust, b.binary("add", rem, safe), rem)
+    return b.select(is_zero, zero, rem)
+
+
+def lower_floor_divide(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.lhs, op.rhs], shape, elem, lambda b: _floor_div(b, *b.args[:2]))
+
+
+def lower_floor_mod(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.lhs, op.rhs], shape, elem, lambda b: _remainder(b, *b.args[:2], floor=True))
+
+
+def lower_mod(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.lhs, op.rhs], shape, elem, lambda b: _remainder(b, *b.args[:2], floor=False))
+
+
+def lower_power(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+
+    def body(b: Body) -> SSAValue:
+        x, y = b.args[:2]
+        if is_float(elem):
+            return b.binary("pow", x, y)
+        as_f = b.binary("pow", b.cast(x, f64), b.cast(y, f64))
+        return b.cast(as_f, elem)
+
+    return e.map([op.lhs, op.rhs], shape, elem, body)
+
+
+def lower_where(e: Emitter, op: relay.WhereOp) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.condition, op.lhs, op.rhs], shape, elem, lambda b: b.select(*b.args[:3]))
+
+
+def lower_unary(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    kind = UNARY_KINDS[type(op)]
+    return e.map([op.data], shape, elem, lambda b: b.unary(kind, b.args[0]))
+
+
+def lower_leaky_relu(e: Emitter, op: relay.LeakyReluOp) -> SSAValue:
+    shape, elem = _result(op)
+
+    def body(b: Body) -> SSAValue:
+        x = b.args[0]
+        scaled = b.binary("mul", x, b.const(op.attrs.alpha, elem))
+        return b.select(b.cmp("ge", x, b.const(0, elem)), x, scaled)
+
+    return e.map([op.data], shape, elem, body)
+
+
+def lower_prelu(e: Emitter, op: relay.PReluOp) -> SSAValue:
+    shape, elem = _result(op)
+    axis = op.attrs.axis % len(shape)
+    maps = [amap(len(shape), dims(len(shape))), amap(len(shape), [dims(len(shape))[axis]])]
+
+    def body(b: Body) -> SSAValue:
+        x, alpha = b.args[:2]
+        return b.select(b.cmp("ge", x, b.const(0, elem)), x, b.binary("mul", x, alpha))
+
+    return e.map([op.data, op.alpha], shape, elem, body, in_maps=maps)
+
+
+def lower_clip(e: Emitter, op: relay.ClipOp) -> SSAValue:
+    shape, elem = _result(op)
+    lo, hi = op.attrs.a_min, op.attrs.a_max
+    if not is_float(elem):
+        info = np.iinfo(numpy_dtype(elem))
+        lo = int(max(lo, info.min)) if lo > -np.inf else int(info.min)
+        hi = int(min(hi, info.max)) if hi < np.inf else int(info.max)
+
+    def body(b: Body) -> SSAValue:
+        low = b.binary("max", b.args[0], b.const(lo, elem))
+        return b.binary("min", low, b.const(hi, elem))
+
+    return e.map([op.data], shape, elem, body)
+
+
+def lower_cast(e: Emitter, op: relay.CastOp) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.data], shape, elem, lambda b: b.cast(b.args[0], elem))
+
+
+LOWERINGS = {
+    **{cls: lower_binary for cls in BINARY_KINDS},
+    **{cls: lower_compare for cls in COMPARE_PREDICATES},
+    **{cls: lower_unary for cls in UNARY_KINDS},
+    relay.FloorDivideOp: lower_floor_divide,
+    relay.FloorModOp: lower_floor_mod,
+    relay.ModOp: lower_mod,
+    relay.PowerOp: lower_power,
+    relay.WhereOp: lower_where,
+    relay.LeakyReluOp: lower_leaky_relu,
+    relay.PReluOp: lower_prelu,
+    relay.ClipOp: lower_clip,
+    relay.CastOp: lower_cast,
+}

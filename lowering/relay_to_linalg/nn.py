@@ -1,0 +1,426 @@
+"""Lowerings of dialects/relay/nn.py.
+
+Window ops (conv, pool) pad their input first (a gather-style generic), then run one
+linalg.generic whose maps are plain affine: every loop dimension appears alone in some
+operand's map, so loop bounds follow from shapes. Grouped convolutions view data, weight
+and result with an explicit group axis (reshapes are free views); pools and lrn take a
+window-shaped dummy operand that carries the window's bounds, as MLIR's pooling ops do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith, linalg, tensor
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.lowering.relay_to_linalg.builder import (
+    Body,
+    Emitter,
+    amap,
+    dims,
+    identity,
+    shape_of,
+)
+from xrelay.lowering.relay_to_linalg.reduce import lowest, reduce_into
+from xrelay.reference.nn import avg_pool_divisors
+
+
+def view(e: Emitter, value: SSAValue, shape: list[int]) -> SSAValue:
+    """The same elements in another shape (row-major order kept)."""
+    if list(shape_of(value)) == list(shape):
+        return value
+    target = TensorType(value.type.element_type, shape)
+    return e.insert(tensor.ReshapeOp(value, e.constant(np.array(shape, np.int64)), target))
+
+
+def pad_spatial(
+    e: Emitter, x: SSAValue, begins: list[int], ends: list[int], fill: float | int
+) -> SSAValue:
+    """Pad the trailing len(begins) axes of x with `fill` (ends may include ceil-mode cells)."""
+    if not any(begins) and not any(ends):
+        return x
+    shape = list(shape_of(x))
+    lead = len(shape) - len(begins)
+    out = shape[:lead] + [s + b + t for s, b, t in zip(shape[lead:], begins, ends)]
+    elem = x.type.element_type
+
+    def body(b: Body) -> SSAValue:
+        idx = [b.idx(k) for k in range(len(shape))]
+        ok = None
+        src = list(idx[:lead])
+        for j, begin in enumerate(begins):
+            i = b.affine([(1, idx[lead + j])], -begin)
+            inside = b.in_range(i, shape[lead + j])
+            ok = inside if ok is None else b.binary("and", ok, inside)
+            src.append(b.clamp(i, shape[lead + j]))
+        value = b.extract(x, src)
+        assert ok is not None
+        return b.select(ok, value, b.const(fill, elem))
+
+    return e.map([], out, elem, body)
+
+
+def _check_layout(e: Emitter, actual: str, expected: str, what: str) -> None:
+    if actual != expected:
+        raise e.error(f"{what} '{actual}' (only {expected} is lowered)")
+
+
+def lower_conv(e: Emitter, op) -> SSAValue:
+    a = op.attrs
+    spatial = op.SPATIAL
+    n_sp = len(spatial)
+    _check_layout(e, a.data_layout, "NC" + spatial, "data_layout")
+    _check_layout(e, a.kernel_layout, "OI" + spatial, "kernel_layout")
+    x_shape, w_shape = list(shape_of(op.data)), list(shape_of(op.weight))
+    out_t = op.results[0].type
+    out_shape = list(out_t.get_shape())
+    elem = out_t.element_type
+    groups = a.groups
+    n, c_all = x_shape[:2]
+    o_all, c = w_shape[:2]
+    o = o_all // groups
+    kernel = w_shape[2:]
+    x = pad_spatial(e, op.data, list(a.padding[:n_sp]), list(a.padding[n_sp:]), 0)
+    padded = list(shape_of(x))
+    x = view(e, x, [n, groups, c, *padded[2:]])
+    w = view(e, op.weight, [groups, o, c, *kernel])
+    # loops: n, g, o, *out spatial, c, *kernel
+    rank = 3 + n_sp + 1 + n_sp
+    d = dims(rank)
+    ln, lg, lo = d[0], d[1], d[2]
+    lsp = d[3 : 3 + n_sp]
+    lc = d[3 + n_sp]
+    lk = d[4 + n_sp :]
+    x_map = amap(rank, [ln, lg, lc, *[lsp[i] * a.strides[i] + lk[i] * a.dilation[i] for i in range(n_sp)]])
+    w_map = amap(rank, [lg, lo, lc, *lk])
+    out_map = amap(rank, [ln, lg, lo, *lsp])
+    acc = e.full([n, groups, o, *out_shape[2:]], elem, 0)
+    iterators = ["parallel"] * (3 + n_sp) + ["reduction"] * (1 + n_sp)
+    (y,) = e.generic(
+        [x, w], [x_map, w_map], [acc], [out_map], iterators,
+        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    )
+    return view(e, y, out_shape)
+
+
+def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
+    """out[n, g, o, y, x] = sum over c, kh, kw of data[n, g*C + c, iy, ix] * w[g, c, o, kh, kw]
+    where y + pad_top - kh * dil = iy * stride (likewise x) and iy, ix are inside."""
+    a = op.attrs
+    _check_layout(e, a.data_layout, "NCHW", "data_layout")
+    _check_layout(e, a.kernel_layout, "IOHW", "kernel_layout")
+    n, c_all, h, wd = shape_of(op.data)
+    w_shape = list(shape_of(op.weight))
+    groups = a.groups
+    c, o = c_all // groups, w_shape[1]
+    kh, kw = w_shape[2:]
+    out_shape = list(op.results[0].type.get_shape())
+    elem = op.results[0].type.element_type
+    w = view(e, op.weight, [groups, c, o, kh, kw])
+    rank = 8  # n, g, o, y, x, c, kh, kw
+    d = dims(rank)
+    w_map = amap(rank, [d[1], d[5], d[2], d[6], d[7]])
+    out_map = amap(rank, [d[0], d[1], d[2], d[3], d[4]])
+    acc = e.full([n, groups, o, *out_shape[2:]], elem, 0)
+
+    def body(b: Body) -> SSAValue:
+        weight, total = b.args[0], b.args[1]
+        ok = None
+        src = []
+        for axis, (loop, kloop, size) in enumerate(((3, 6, h), (4, 7, wd))):
+            stride, dil, pad = a.strides[axis], a.dilation[axis], a.padding[axis]
+            num = b.affine([(1, b.idx(loop)), (-dil, b.idx(kloop))], pad)
+            q = b.add(arith.FloorDivSIOp(num, b.iconst(stride)))
+            exact = b.cmp("eq", b.affine([(stride, q)]), num)
+            inside = b.binary("and", exact, b.in_range(q, size))
+            ok = inside if ok is None else b.binary("and", ok, inside)
+            src.append(b.clamp(q, size))
+        channel = b.affine([(c, b.idx(1)), (1, b.idx(5))])
+        value = b.extract(op.data, [b.idx(0), channel, *src])
+        assert ok is not None
+        term = b.select(ok, b.binary("mul", value, weight), b.const(0, elem))
+        return b.binary("add", total, term)
+
+    iterators = ["parallel"] * 5 + ["reduction"] * 3
+    (y,) = e.generic([w], [w_map], [acc], [out_map], iterators, body)
+    return view(e, y, out_shape)
+
+
+def lower_dense(e: Emitter, op: relay.DenseOp) -> SSAValue:
+    x_shape = list(shape_of(op.data))
+    units = shape_of(op.weight)[0]
+    out_shape = x_shape[:-1] + [units]
+    elem = op.results[0].type.element_type
+    lead = len(x_shape) - 1
+    rank = lead + 2  # *lead, n, k
+    d = dims(rank)
+    x_map = amap(rank, [*d[:lead], d[lead + 1]])
+    w_map = amap(rank, [d[lead], d[lead + 1]])
+    out_map = amap(rank, d[: lead + 1])
+    acc = e.full(out_shape, elem, 0)
+    (y,) = e.generic(
+        [op.data, op.weight], [x_map, w_map], [acc], [out_map], ["parallel"] * (lead + 1) + ["reduction"],
+        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    )
+    return y
+
+
+def lower_matmul(e: Emitter, op) -> SSAValue:
+    """matmul and batch_matmul: loops (batch?), m, n, k; a batch of 1 is read at index 0."""
+    out_t = op.results[0].type
+    out_shape = list(out_t.get_shape())
+    batched = isinstance(op, relay.BatchMatmulOp)
+    if not batched and not op.attrs.transpose_a and not op.attrs.transpose_b:
+        acc = e.full(out_shape, out_t.element_type, 0)
+        return e.insert(linalg.MatmulOp([op.lhs, op.rhs], [acc]))
+    rank = 4 if batched else 3
+    d = dims(rank)
+    bdim: list[AffineExpr | int] = [d[0]] if batched else []
+    m, nn, k = d[rank - 3 :]
+
+    def operand_map(value: SSAValue, rows: AffineExpr, cols: AffineExpr, transpose: bool):
+        batch = bdim
+        if batched and shape_of(value)[0] == 1 and out_shape[0] != 1:
+            batch = [0]
+        pair = [cols, rows] if transpose else [rows, cols]
+        return amap(rank, [*batch, *pair])
+
+    lhs_map = operand_map(op.lhs, m, k, op.attrs.transpose_a)
+    rhs_map = operand_map(op.rhs, k, nn, op.attrs.transpose_b)
+    out_map = amap(rank, [*bdim, m, nn])
+    acc = e.full(out_shape, out_t.element_type, 0)
+    (y,) = e.generic(
+        [op.lhs, op.rhs], [lhs_map, rhs_map], [acc], [out_map], ["parallel"] * (rank - 1) + ["reduction"],
+        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    )
+    return y
+
+
+def _along(rank: int, axis: int) -> Attribute:
+    return amap(rank, [dims(rank)[axis]])
+
+
+def lower_bias_add(e: Emitter, op: relay.BiasAddOp) -> SSAValue:
+    out = op.results[0].type
+    rank = len(out.get_shape())
+    maps = [identity(rank), _along(rank, op.attrs.axis % rank)]
+    return e.map([op.data, op.bias], out.get_shape(), out.element_type, lambda b: b.binary("add", *b.args[:2]), maps)
+
+
+def lower_batch_norm(e: Emitter, op: relay.BatchNormOp) -> SSAValue:
+    out = op.results[0].type
+    elem = out.element_type
+    rank = len(out.get_shape())
+    vec = _along(rank, op.attrs.axis % rank)
+    maps = [identity(rank), vec, vec, vec, vec]
+
+    def body(b: Body) -> SSAValue:
+        x, gamma, beta, mean, var = b.args[:5]
+        inv = b.unary("rsqrt", b.binary("add", var, b.const(op.attrs.epsilon, elem)))
+        return b.binary("add", b.binary("mul", b.binary("mul", b.binary("sub", x, mean), inv), gamma), beta)
+
+    operands = [op.data, op.gamma, op.beta, op.moving_mean, op.moving_var]
+    return e.map(operands, out.get_shape(), elem, body, maps)
+
+
+def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue, SSAValue]:
+    """(mean, variance) of x over axes, kept as size-1 axes."""
+    shape = list(shape_of(x))
+    elem = x.type.element_type
+    count = int(np.prod([shape[a] for a in axes]))
+    total = reduce_into(e, x, axes, True, 0, "add")
+    kept = shape_of(total)
+    mean = e.map([total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+    centered_sq = e.map(
+        [x, mean], shape, elem,
+        lambda b: (lambda t: b.binary("mul", t, t))(b.binary("sub", b.args[0], b.args[1])),
+    )
+    var_total = reduce_into(e, centered_sq, axes, True, 0, "add")
+    var = e.map([var_total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+    return mean, var
+
+
+def lower_layer_norm(e: Emitter, op: relay.LayerNormOp) -> SSAValue:
+    out = op.results[0].type
+    shape = list(out.get_shape())
+    elem = out.element_type
+    rank = len(shape)
+    axis = op.attrs.axis % rank
+    mean, var = _normalize_over(e, op.data, list(range(axis, rank)))
+    d = dims(rank)
+    trailing = amap(rank, d[axis:])
+    maps = [identity(rank), amap(rank, [*d[:axis], *[0] * (rank - axis)]), amap(rank, [*d[:axis], *[0] * (rank - axis)]), trailing, trailing]
+
+    def body(b: Body) -> SSAValue:
+        x, m, v, gamma, beta = b.args[:5]
+        inv = b.unary("rsqrt", b.binary("add", v, b.const(op.attrs.epsilon, elem)))
+        return b.binary("add", b.binary("mul", b.binary("mul", b.binary("sub", x, m), inv), gamma), beta)
+
+    return e.map([op.data, mean, var, op.gamma, op.beta], shape, elem, body, maps)
+
+
+def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
+    a = op.attrs
+    out = op.results[0].type
+    shape = list(out.get_shape())
+    elem = out.element_type
+    rank = len(shape)
+    axis = a.axis % rank
+    before = (a.size - 1) // 2
+    window = e.empty([a.size], elem)
+    d = dims(rank + 1)  # x dims, then the window position
+
+    def sum_body(b: Body) -> SSAValue:
+        idx = [b.idx(k) for k in range(rank)]
+        i = b.affine([(1, idx[axis]), (1, b.idx(rank))], -before)
+        value = b.extract(op.data, [*idx[:axis], b.clamp(i, shape[axis]), *idx[axis + 1 :]])
+        square = b.select(b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, elem))
+        return b.binary("add", b.args[1], square)
+
+    acc = e.full(shape, elem, 0)
+    (sums,) = e.generic(
+        [window], [amap(rank + 1, [d[rank]])], [acc], [amap(rank + 1, d[:rank])],
+        ["parallel"] * rank + ["reduction"], sum_body,
+    )
+
+    def final(b: Body) -> SSAValue:
+        x, s = b.args[:2]
+        scaled = b.binary("add", b.const(a.bias, elem), b.binary("mul", s, b.const(a.alpha / a.size, elem)))
+        return b.binary("div", x, b.binary("pow", scaled, b.const(a.beta, elem)))
+
+    return e.map([op.data, sums], shape, elem, final)
+
+
+def _pool_padding(op) -> tuple[list[int], list[int]]:
+    """Begin and end padding of a pool's input, ends including the cells ceil mode reads."""
+    a = op.attrs
+    n_sp = len(op.SPATIAL)
+    in_sp = shape_of(op.data)[2:]
+    out_sp = op.results[0].type.get_shape()[2:]
+    ends = []
+    for i in range(n_sp):
+        span = a.dilation[i] * (a.pool_size[i] - 1) + 1
+        need = (out_sp[i] - 1) * a.strides[i] + span
+        ends.append(max(a.padding[n_sp + i], need - in_sp[i] - a.padding[i]))
+    return list(a.padding[:n_sp]), ends
+
+
+def lower_pool(e: Emitter, op) -> SSAValue:
+    a = op.attrs
+    n_sp = len(op.SPATIAL)
+    _check_layout(e, a.layout, "NC" + op.SPATIAL, "layout")
+    out = op.results[0].type
+    out_shape = list(out.get_shape())
+    elem = out.element_type
+    is_max = isinstance(op, relay.MaxPool1DOp | relay.MaxPool2DOp | relay.MaxPool3DOp)
+    begins, ends = _pool_padding(op)
+    x = pad_spatial(e, op.data, begins, ends, lowest(elem) if is_max else 0)
+    rank = 2 + 2 * n_sp  # n, c, *out, *window
+    d = dims(rank)
+    sp, win = d[2 : 2 + n_sp], d[2 + n_sp :]
+    x_map = amap(rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]])
+    window = e.empty(list(a.pool_size), elem)
+    acc = e.full(out_shape, elem, lowest(elem) if is_max else 0)
+    kind = "max" if is_max else "add"
+    (y,) = e.generic(
+        [x, window], [x_map, amap(rank, win)], [acc], [amap(rank, d[: 2 + n_sp])],
+        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp,
+        lambda b: b.binary(kind, b.args[2], b.args[0]),
+    )
+    if is_max:
+        return y
+    divisors = e.constant(avg_pool_divisors(op).astype(numpy_dtype(elem)))
+    rank_out = 2 + n_sp
+    maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
+    return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)
+
+
+def lower_global_pool(e: Emitter, op) -> SSAValue:
+    _check_layout(e, op.attrs.layout, "NCHW", "layout")
+    elem = op.results[0].type.element_type
+    if isinstance(op, relay.GlobalMaxPool2DOp):
+        return reduce_into(e, op.data, [2, 3], True, lowest(elem), "max")
+    h, w = shape_of(op.data)[2:]
+    total = reduce_into(e, op.data, [2, 3], True, 0, "add")
+    return e.map([total], shape_of(total), elem, lambda b: b.binary("div", b.args[0], b.const(h * w, elem)))
+
+
+def lower_softmax(e: Emitter, op) -> SSAValue:
+    out = op.results[0].type
+    shape = list(out.get_shape())
+    elem = out.element_type
+    axis = op.attrs.axis % len(shape)
+    top = reduce_into(e, op.data, [axis], True, lowest(elem), "max")
+    exps = e.map([op.data, top], shape, elem, lambda b: b.unary("exp", b.binary("sub", *b.args[:2])))
+    total = reduce_into(e, exps, [axis], True, 0, "add")
+    if isinstance(op, relay.SoftmaxOp):
+        return e.map([exps, total], shape, elem, lambda b: b.binary("div", *b.args[:2]))
+    return e.map(
+        [op.data, top, total], shape, elem,
+        lambda b: b.binary("sub", b.binary("sub", b.args[0], b.args[1]), b.unary("log", b.args[2])),
+    )
+
+
+def lower_pad(e: Emitter, op: relay.PadOp) -> SSAValue:
+    a = op.attrs
+    in_shape = list(shape_of(op.data))
+    out = op.results[0].type
+    elem = out.element_type
+    rank = len(in_shape)
+
+    def body(b: Body) -> SSAValue:
+        ok = None
+        src = []
+        for k in range(rank):
+            size = in_shape[k]
+            i = b.affine([(1, b.idx(k))], -a.pad_width[2 * k])
+            if a.pad_mode == "reflect" and size > 1:
+                period = b.iconst(2 * (size - 1))
+                r = b.add(arith.RemSIOp(i, period))
+                r = b.select(b.cmp("lt", r, b.iconst(0)), b.add(arith.AddiOp(r, period)), r)
+                mirrored = b.add(arith.SubiOp(period, r))
+                i = b.select(b.cmp("lt", r, b.iconst(size)), r, mirrored)
+            inside = b.in_range(i, size)
+            ok = inside if ok is None else b.binary("and", ok, inside)
+            src.append(b.clamp(i, size))
+        value = b.extract(op.data, src)
+        if a.pad_mode != "constant" or ok is None:
+            return value
+        return b.select(ok, value, b.const(a.pad_value, elem))
+
+    return e.map([], out.get_shape(), elem, body)
+
+
+def lower_dropout(e: Emitter, op: relay.DropoutOp) -> SSAValue:
+    return op.data
+
+
+LOWERINGS = {
+    relay.Conv1DOp: lower_conv,
+    relay.Conv2DOp: lower_conv,
+    relay.Conv3DOp: lower_conv,
+    relay.Conv2DTransposeOp: lower_conv2d_transpose,
+    relay.DenseOp: lower_dense,
+    relay.MatmulOp: lower_matmul,
+    relay.BatchMatmulOp: lower_matmul,
+    relay.BiasAddOp: lower_bias_add,
+    relay.BatchNormOp: lower_batch_norm,
+    relay.LayerNormOp: lower_layer_norm,
+    relay.LRNOp: lower_lrn,
+    relay.MaxPool1DOp: lower_pool,
+    relay.MaxPool2DOp: lower_pool,
+    relay.MaxPool3DOp: lower_pool,
+    relay.AvgPool1DOp: lower_pool,
+    relay.AvgPool2DOp: lower_pool,
+    relay.AvgPool3DOp: lower_pool,
+    relay.GlobalAvgPool2DOp: lower_global_pool,
+    relay.GlobalMaxPool2DOp: lower_global_pool,
+    relay.SoftmaxOp: lower_softmax,
+    relay.LogSoftmaxOp: lower_softmax,
+    relay.PadOp: lower_pad,
+    relay.DropoutOp: lower_dropout,
+}

@@ -1,0 +1,104 @@
+"""Lowerings of dialects/relay/reduce.py: reductions as linalg.generic with reduction
+iterators over a filled accumulator."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, identity, is_float, shape_of
+
+
+def lowest(elem: Attribute) -> float | int:
+    return -np.inf if is_float(elem) else int(np.iinfo(numpy_dtype(elem)).min)
+
+
+def highest(elem: Attribute) -> float | int:
+    return np.inf if is_float(elem) else int(np.iinfo(numpy_dtype(elem)).max)
+
+
+def reduce_into(
+    e: Emitter, data: SSAValue, axes: list[int], keepdims: bool, init: float | int, kind: str
+) -> SSAValue:
+    """Reduce `data` over `axes` with the scalar op `kind`, starting from `init`."""
+    shape = shape_of(data)
+    rank = len(shape)
+    elem = data.type.element_type
+    d = dims(rank)
+    out_shape = [1 if i in axes else n for i, n in enumerate(shape)] if keepdims else [
+        n for i, n in enumerate(shape) if i not in axes
+    ]
+    out_exprs: list[AffineExpr | int] = (
+        [0 if i in axes else d[i] for i in range(rank)] if keepdims else [d[i] for i in range(rank) if i not in axes]
+    )
+    iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
+    acc = e.full(out_shape, elem, init)
+    (result,) = e.generic(
+        [data], [identity(rank)], [acc], [amap(rank, out_exprs)], iterators,
+        lambda b: b.binary(kind, b.args[1], b.args[0]),
+    )
+    return result
+
+
+REDUCERS = {
+    relay.SumOp: ("add", lambda elem: 0),
+    relay.MeanOp: ("add", lambda elem: 0),
+    relay.ProdOp: ("mul", lambda elem: 1),
+    relay.MaxOp: ("max", lowest),
+    relay.MinOp: ("min", highest),
+}
+
+
+def lower_reduce(e: Emitter, op) -> SSAValue:
+    shape = shape_of(op.data)
+    rank = len(shape)
+    axes = list(range(rank)) if op.attrs.axis is None else sorted(a % rank for a in op.attrs.axis)
+    if not axes:
+        return op.data
+    kind, init = REDUCERS[type(op)]
+    elem = op.data.type.element_type
+    result = reduce_into(e, op.data, axes, op.attrs.keepdims, init(elem), kind)
+    if isinstance(op, relay.MeanOp):
+        count = int(np.prod([shape[a] for a in axes]))
+        out = op.results[0].type
+        result = e.map([result], out.get_shape(), elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+    return result
+
+
+def lower_arg_reduce(e: Emitter, op) -> SSAValue:
+    shape = shape_of(op.data)
+    rank = len(shape)
+    axis = op.attrs.axis % rank
+    elem = op.data.type.element_type
+    out_shape = list(op.results[0].type.get_shape())
+    d = dims(rank)
+    out_exprs: list[AffineExpr | int] = (
+        [0 if i == axis else d[i] for i in range(rank)] if op.attrs.keepdims else [d[i] for i in range(rank) if i != axis]
+    )
+    is_max = isinstance(op, relay.ArgmaxOp)
+    best = e.full(out_shape, elem, lowest(elem) if is_max else highest(elem))
+    where = e.full(out_shape, i64, 0)
+    pred = ("ge" if is_max else "le") if op.attrs.select_last_index else ("gt" if is_max else "lt")
+
+    def body(b: Body) -> list[SSAValue]:
+        x, acc, acc_i = b.args
+        i = b.add(arith.IndexCastOp(b.idx(axis), i64))
+        better = b.cmp(pred, x, acc)
+        return [b.select(better, x, acc), b.select(better, i, acc_i)]
+
+    iterators = ["reduction" if i == axis else "parallel" for i in range(rank)]
+    out_map = amap(rank, out_exprs)
+    _, index = e.generic([op.data], [identity(rank)], [best, where], [out_map, out_map], iterators, body)
+    return index
+
+
+LOWERINGS = {
+    **{cls: lower_reduce for cls in REDUCERS},
+    relay.ArgmaxOp: lower_arg_reduce,
+    relay.ArgminOp: lower_arg_reduce,
+}

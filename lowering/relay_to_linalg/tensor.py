@@ -1,0 +1,196 @@
+"""Lowerings of dialects/relay/tensor.py: constants, reshapes (tensor.reshape, a view once
+bufferized), data movement as linalg.generic with affine maps, gathers with tensor.extract."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from xrelay.dialects import relay
+from xrelay.dialects.relay.tensor import slice_specs
+from xrelay.lowering.relay_to_linalg.builder import (
+    Body,
+    Emitter,
+    amap,
+    dims,
+    shape_of,
+)
+
+
+def _out(op, i: int = 0) -> TensorType:
+    return op.results[i].type
+
+
+def lower_constant(e: Emitter, op: relay.ConstantOp) -> SSAValue:
+    return e.insert(arith.ConstantOp(op.value))
+
+
+def lower_reshape(e: Emitter, op) -> SSAValue:
+    """Every reshape-like op (reshape, squeeze, expand_dims, batch_flatten) keeps the
+    row-major element order: a tensor.reshape, which bufferizes to a view."""
+    out = _out(op)
+    shape = e.constant(np.array(out.get_shape(), dtype=np.int64))
+    return e.insert(tensor.ReshapeOp(op.data, shape, out))
+
+
+def lower_transpose(e: Emitter, op: relay.TransposeOp) -> SSAValue:
+    out = _out(op)
+    rank = len(out.get_shape())
+    axes = list(op.attrs.axes) if op.attrs.axes is not None else list(reversed(range(rank)))
+    axes = [a % rank for a in axes]
+    d = dims(rank)
+    # out[k] = in[axes[k]]: input axis j is read at the loop dim k with axes[k] == j
+    in_map = amap(rank, [d[axes.index(j)] for j in range(rank)])
+    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0], [in_map])
+
+
+def lower_broadcast_to(e: Emitter, op: relay.BroadcastToOp) -> SSAValue:
+    out = _out(op)
+    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0])
+
+
+def lower_strided_slice(e: Emitter, op: relay.StridedSliceOp) -> SSAValue:
+    out = _out(op)
+    in_shape = list(shape_of(op.data))
+    rank = len(in_shape)
+    d = dims(rank)
+    exprs: list[AffineExpr] = list(d)
+    for axis, begin, end, stride in slice_specs(op.name, in_shape, op.attrs):
+        start = slice(begin, end, stride).indices(in_shape[axis])[0]
+        exprs[axis] = d[axis] * stride + start
+    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0], [amap(rank, exprs)])
+
+
+def lower_split(e: Emitter, op: relay.SplitOp) -> list[SSAValue]:
+    axis = op.attrs.axis % len(shape_of(op.data))
+    results = []
+    begin = 0
+    for res in op.results:
+        shape = res.type.get_shape()
+        d = dims(len(shape))
+        exprs = list(d)
+        exprs[axis] = d[axis] + begin
+        results.append(e.map([op.data], shape, res.type.element_type, lambda b: b.args[0], [amap(len(shape), exprs)]))
+        begin += shape[axis]
+    return results
+
+
+def lower_tile(e: Emitter, op: relay.TileOp) -> SSAValue:
+    out = _out(op)
+    in_shape = shape_of(op.data)
+    n, offset = len(out.get_shape()), len(out.get_shape()) - len(in_shape)
+    d = dims(n)
+    in_map = amap(n, [d[offset + j] % size for j, size in enumerate(in_shape)])
+    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0], [in_map])
+
+
+def lower_concatenate(e: Emitter, op: relay.ConcatenateOp) -> SSAValue:
+    """out[..., i, ...] = inputs[k][..., i - offset_k, ...]: read every input at a clamped
+    index and select the one whose range holds i."""
+    out = _out(op)
+    shape = out.get_shape()
+    axis = op.attrs.axis % len(shape)
+    sizes = [shape_of(v)[axis] for v in op.inputs]
+
+    def body(b: Body) -> SSAValue:
+        i = b.idx(axis)
+        idx = [b.idx(k) for k in range(len(shape))]
+        value = None
+        offset = sum(sizes)
+        for source, size in reversed(list(zip(op.inputs, sizes))):
+            offset -= size
+            if size == 0:
+                continue
+            local = b.clamp(b.affine([(1, i)], -offset), size)
+            read = b.extract(source, [*idx[:axis], local, *idx[axis + 1 :]])
+            value = read if value is None else b.select(b.cmp("lt", i, b.iconst(offset + size)), read, value)
+        assert value is not None
+        return value
+
+    return e.map([], shape, out.element_type, body)
+
+
+def _index_value(b: Body, raw: SSAValue, size: int, mode: str) -> SSAValue:
+    """An integer tensor element as an in-range index: negatives count from the end, then
+    clip (or wrap)."""
+    i = b.add(arith.IndexCastOp(raw, IndexType()))
+    n = b.iconst(size)
+    if mode == "wrap":
+        r = b.add(arith.RemSIOp(i, n))
+        return b.select(b.cmp("lt", r, b.iconst(0)), b.add(arith.AddiOp(r, n)), r)
+    i = b.select(b.cmp("lt", i, b.iconst(0)), b.add(arith.AddiOp(i, n)), i)
+    return b.clamp(i, size)
+
+
+def lower_take(e: Emitter, op: relay.TakeOp) -> SSAValue:
+    out = _out(op)
+    data_shape, ind_shape = shape_of(op.data), shape_of(op.indices)
+    axis = op.attrs.axis % len(data_shape)
+    ri = len(ind_shape)
+
+    def body(b: Body) -> SSAValue:
+        raw = b.extract(op.indices, [b.idx(axis + k) for k in range(ri)])
+        i = _index_value(b, raw, data_shape[axis], op.attrs.mode)
+        lead = [b.idx(k) for k in range(axis)]
+        trail = [b.idx(axis + ri + k) for k in range(len(data_shape) - axis - 1)]
+        return b.extract(op.data, [*lead, i, *trail])
+
+    return e.map([], out.get_shape(), out.element_type, body)
+
+
+def lower_gather(e: Emitter, op: relay.GatherOp) -> SSAValue:
+    out = _out(op)
+    data_shape = shape_of(op.data)
+    rank = len(data_shape)
+    axis = op.attrs.axis % rank
+
+    def body(b: Body) -> SSAValue:
+        here = [b.idx(k) for k in range(rank)]
+        i = _index_value(b, b.extract(op.indices, here), data_shape[axis], "clip")
+        return b.extract(op.data, [*here[:axis], i, *here[axis + 1 :]])
+
+    return e.map([], out.get_shape(), out.element_type, body)
+
+
+def lower_gather_nd(e: Emitter, op: relay.GatherNDOp) -> SSAValue:
+    out = _out(op)
+    data_shape, ind_shape = shape_of(op.data), shape_of(op.indices)
+    batch, depth = op.attrs.batch_dims, ind_shape[-1]
+    lead = len(ind_shape) - 1
+
+    def body(b: Body) -> SSAValue:
+        outer = [b.idx(k) for k in range(lead)]
+        picked = [
+            _index_value(b, b.extract(op.indices, [*outer, b.iconst(j)]), data_shape[batch + j], "clip")
+            for j in range(depth)
+        ]
+        trail = [b.idx(lead + k) for k in range(len(data_shape) - batch - depth)]
+        return b.extract(op.data, [*outer[:batch], *picked, *trail])
+
+    return e.map([], out.get_shape(), out.element_type, body)
+
+
+def lower_shape_of(e: Emitter, op: relay.ShapeOfOp) -> SSAValue:
+    return e.constant(np.array(shape_of(op.data), dtype=np.int64))
+
+
+LOWERINGS = {
+    relay.ConstantOp: lower_constant,
+    relay.ReshapeOp: lower_reshape,
+    relay.SqueezeOp: lower_reshape,
+    relay.ExpandDimsOp: lower_reshape,
+    relay.BatchFlattenOp: lower_reshape,
+    relay.TransposeOp: lower_transpose,
+    relay.BroadcastToOp: lower_broadcast_to,
+    relay.StridedSliceOp: lower_strided_slice,
+    relay.SplitOp: lower_split,
+    relay.TileOp: lower_tile,
+    relay.ConcatenateOp: lower_concatenate,
+    relay.TakeOp: lower_take,
+    relay.GatherOp: lower_gather,
+    relay.GatherNDOp: lower_gather_nd,
+    relay.ShapeOfOp: lower_shape_of,
+}
