@@ -12,6 +12,7 @@ from xrelay.errors import (
 )
 from xrelay.frontends.onnx import from_onnx
 from xrelay.ir import parse_module, verify_module
+from xrelay.lowering import build
 from xrelay.reference import create_executor
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ShapeError",
     "UnsupportedOpsError",
     "VerificationError",
+    "build",
     "create_executor",
     "from_onnx",
     "parse_module",

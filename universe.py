@@ -19,6 +19,35 @@ def _relay() -> Dialect:
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {"relay": _relay}
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+def _relay_to_linalg() -> type[ModulePass]:
+    from xrelay.lowering.relay_to_linalg import RelayToLinalg
+
+    return RelayToLinalg
+
+
+def _bufferize() -> type[ModulePass]:
+    from xrelay.lowering.bufferize import Bufferize
+
+    return Bufferize
+
+
+def _to_llvm() -> type[ModulePass]:
+    from xrelay.lowering.to_llvm import ToLLVM
+
+    return ToLLVM
+
+
+def _lower_to_llvm() -> type[ModulePass]:
+    from xrelay.lowering.pipeline import LowerToLLVM
+
+    return LowerToLLVM
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "relay-to-linalg": _relay_to_linalg,
+    "bufferize": _bufferize,
+    "to-llvm": _to_llvm,
+    "lower-to-llvm": _lower_to_llvm,
+}
 
 UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -1,0 +1,32 @@
+"""`xrelay.build(module, params) -> Library`: lower a copy of the module to LLVM and JIT it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from xrelay.errors import Error
+from xrelay.ir import verify_module
+from xrelay.lowering.jit import Library, llvm_ir
+from xrelay.lowering.pipeline import lower
+from xrelay.signature import FunctionSignature, main_function
+
+
+def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> Library:
+    """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
+    Parameters are passed to native code as buffers at every run, never embedded."""
+    verify_module(module)
+    signature = FunctionSignature.of(main_function(module))
+    params = dict(params or {})
+    missing = [a.name for a in signature.args if a.is_param and a.name not in params]
+    if missing:
+        raise Error(f"build: missing parameters {missing}")
+    work = module.clone()
+    times = lower(work)
+    start = time.perf_counter()
+    text = llvm_ir(work)
+    times["llvm-ir"] = time.perf_counter() - start
+    return Library(text, signature, params, times)

@@ -1,0 +1,418 @@
+"""`to-llvm`: arith, math, memref, cf and func -> the llvm dialect (xDSL has no such
+conversion; this one covers what the loop-level IR of our pipeline holds).
+
+Memrefs are statically shaped, row-major and contiguous, so a memref is a bare `!llvm.ptr`
+to its first element: `memref.load %m[%i, %j]` is a GEP by `i * stride0 + j` and a load,
+`memref.reinterpret_cast` is the same pointer. `index` is i64. `memref.alloc` / `dealloc`
+call malloc / free; `memref.global` becomes an `llvm.mlir.global` of a flat array. Math
+without an LLVM intrinsic (erf) calls libm. Every function gets external linkage (xDSL's
+default is internal) and returns void: results are out-parameters after bufferize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func, llvm, math, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from xrelay.errors import Error
+from xrelay.lowering import llvm_extras
+
+PTR = llvm.LLVMPointerType()
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    if isinstance(t, IndexType):
+        return i64
+    if isinstance(t, MemRefType):
+        return PTR
+    return t
+
+
+def _suffix(t: Attribute) -> str:
+    return "f32" if isinstance(t, Float32Type) else f"f{t.bitwidth}"  # type: ignore[union-attr]
+
+
+ICMP = {"eq": "eq", "ne": "ne", "slt": "slt", "sle": "sle", "sgt": "sgt", "sge": "sge",
+        "ult": "ult", "ule": "ule", "ugt": "ugt", "uge": "uge"}
+
+INT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp,
+    arith.DivUIOp: llvm.UDivOp,
+    arith.RemSIOp: llvm.SRemOp,
+    arith.RemUIOp: llvm.URemOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
+    arith.ShLIOp: llvm.ShlOp,
+    arith.ShRSIOp: llvm.AShrOp,
+    arith.ShRUIOp: llvm.LShrOp,
+}
+
+FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+    math.PowFOp: llvm.FPowOp,
+}
+
+FLOAT_UNARY: dict[type[Operation], type[Operation]] = {
+    math.ExpOp: llvm.FExpOp,
+    math.LogOp: llvm.FLogOp,
+    math.SqrtOp: llvm.FSqrtOp,
+    math.FloorOp: llvm.FFloorOp,
+    math.CeilOp: llvm.FCeilOp,
+    math.SinOp: llvm.FSinOp,
+    math.CosOp: llvm.FCosOp,
+    math.AbsFOp: llvm.FAbsOp,
+}
+
+# (op, intrinsic base name): called as llvm.<base>.<f32|f64>
+FLOAT_INTRINSICS: dict[type[Operation], str] = {
+    arith.MaximumfOp: "maximum",
+    arith.MinimumfOp: "minimum",
+    arith.MaxnumfOp: "maxnum",
+    arith.MinnumfOp: "minnum",
+    math.RoundEvenOp: "roundeven",
+    math.TruncOp: "trunc",
+    math.TanhOp: "tanh",
+}
+
+LIBM = {math.ErfOp: ("erff", "erf")}
+
+CASTS: dict[type[Operation], Callable[[Attribute, Attribute], type[Operation]]] = {
+    arith.ExtFOp: lambda s, d: llvm.FPExtOp,
+    arith.TruncFOp: lambda s, d: llvm.FPTruncOp,
+    arith.SIToFPOp: lambda s, d: llvm.SIToFPOp,
+    arith.UIToFPOp: lambda s, d: llvm_extras.UIToFPOp,
+    arith.FPToSIOp: lambda s, d: llvm_extras.FPToSIOp,
+    arith.FPToUIOp: lambda s, d: llvm_extras.FPToUIOp,
+    arith.ExtSIOp: lambda s, d: llvm.SExtOp,
+    arith.ExtUIOp: lambda s, d: llvm.ZExtOp,
+    arith.TruncIOp: lambda s, d: llvm.TruncOp,
+}
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    return [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
+
+
+class FunctionLowering:
+    """Translates one func.func (already in cf form) into an llvm.func."""
+
+    def __init__(self, fn: func.FuncOp, externs: dict[str, llvm.LLVMFunctionType]) -> None:
+        self.fn = fn
+        self.externs = externs
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.blocks: dict[Block, Block] = {}
+        self.cur: Block | None = None
+
+    def v(self, value: SSAValue) -> SSAValue:
+        try:
+            return self.values[value]
+        except KeyError:
+            raise Error(f"to-llvm: value used before its definition in @{self.fn.sym_name.data}") from None
+
+    def emit(self, op: Operation) -> SSAValue:
+        assert self.cur is not None
+        self.cur.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def i64c(self, value: int) -> SSAValue:
+        return self.emit(llvm.ConstantOp(IntegerAttr(value, i64), i64))
+
+    def extern(self, name: str, args: list[Attribute], result: Attribute | None) -> None:
+        self.externs.setdefault(name, llvm.LLVMFunctionType(args, result))
+
+    def run(self) -> llvm.FuncOp:
+        for old in self.fn.body.blocks:
+            new = Block(arg_types=[llvm_type(a.type) for a in old.args])
+            self.blocks[old] = new
+            for a, b in zip(old.args, new.args):
+                self.values[a] = b
+        for old in self.fn.body.blocks:
+            self.cur = self.blocks[old]
+            for op in old.ops:
+                self.convert(op)
+        inputs = [llvm_type(t) for t in self.fn.function_type.inputs]
+        return llvm.FuncOp(
+            self.fn.sym_name.data,
+            llvm.LLVMFunctionType(inputs, None),
+            linkage=llvm.LinkageAttr("external"),
+            body=Region([self.blocks[b] for b in self.fn.body.blocks]),
+        )
+
+    # --- dispatch ------------------------------------------------------------------------
+
+    def convert(self, op: Operation) -> None:
+        t = type(op)
+        if t in INT_BINARY:
+            self.values[op.results[0]] = self.emit(INT_BINARY[t](self.v(op.lhs), self.v(op.rhs)))
+        elif t in FLOAT_BINARY:
+            self.values[op.results[0]] = self.emit(FLOAT_BINARY[t](self.v(op.lhs), self.v(op.rhs)))
+        elif t in FLOAT_UNARY:
+            self.values[op.results[0]] = self.emit(FLOAT_UNARY[t](self.v(op.operands[0])))
+        elif t in FLOAT_INTRINSICS:
+            rt = op.results[0].type
+            name = f"llvm.{FLOAT_INTRINSICS[t]}.{_suffix(rt)}"
+            args = [self.v(o) for o in op.operands]
+            self.values[op.results[0]] = self.emit(llvm.CallIntrinsicOp(name, args, [rt]))
+        elif t in LIBM:
+            rt = op.results[0].type
+            name = LIBM[t][0] if isinstance(rt, Float32Type) else LIBM[t][1]
+            self.extern(name, [rt], rt)
+            self.values[op.results[0]] = self.emit(llvm.CallOp(name, self.v(op.operands[0]), return_type=rt))
+        elif t in CASTS:
+            self.cast(op)
+        else:
+            handler = HANDLERS.get(t)
+            if handler is None:
+                raise Error(f"to-llvm: no conversion for '{op.name}'")
+            handler(self, op)
+
+    def cast(self, op: Operation) -> None:
+        src, dst = op.operands[0].type, op.results[0].type
+        cls = CASTS[type(op)](src, dst)
+        self.values[op.results[0]] = self.emit(cls(self.v(op.operands[0]), dst))
+
+    # --- individual ops ------------------------------------------------------------------
+
+    def constant(self, op: arith.ConstantOp) -> None:
+        value = op.value
+        t = llvm_type(op.result.type)
+        if isinstance(value, IntegerAttr):
+            value = IntegerAttr(value.value.data, t)
+        elif not isinstance(value, FloatAttr):
+            raise Error(f"to-llvm: unsupported constant {value}")
+        self.values[op.result] = self.emit(llvm.ConstantOp(value, t))
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        flag = llvm.ICmpPredicateFlag(ICMP[pred])
+        self.values[op.result] = self.emit(
+            llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), IntegerAttr(flag.to_int(), i64))
+        )
+
+    def cmpf(self, op: arith.CmpfOp) -> None:
+        pred = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        mapped = {"false": "_false", "true": "_true"}.get(pred, pred)
+        self.values[op.result] = self.emit(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), mapped))
+
+    def select(self, op: arith.SelectOp) -> None:
+        self.values[op.result] = self.emit(
+            llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs))
+        )
+
+    def negf(self, op: arith.NegfOp) -> None:
+        self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.operand)))
+
+    def minmax_int(self, op: Operation) -> None:
+        pred = {
+            arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult",
+        }[type(op)]
+        a, b = self.v(op.lhs), self.v(op.rhs)
+        flag = llvm.ICmpPredicateFlag(pred)
+        cond = self.emit(llvm.ICmpOp(a, b, IntegerAttr(flag.to_int(), i64)))
+        self.values[op.result] = self.emit(llvm.SelectOp(cond, a, b))
+
+    def floordivsi(self, op: arith.FloorDivSIOp) -> None:
+        """q = a / b rounded toward -inf: the truncated quotient, minus one when the
+        remainder is non-zero and has the other sign than b."""
+        a, b = self.v(op.lhs), self.v(op.rhs)
+        t = a.type
+        q = self.emit(llvm.SDivOp(a, b))
+        r = self.emit(llvm.SRemOp(a, b))
+        zero = self.emit(llvm.ConstantOp(IntegerAttr(0, t), t))
+        one = self.emit(llvm.ConstantOp(IntegerAttr(1, t), t))
+
+        def icmp(x: SSAValue, y: SSAValue, pred: str) -> SSAValue:
+            return self.emit(llvm.ICmpOp(x, y, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64)))
+
+        nonzero = icmp(r, zero, "ne")
+        signs_differ = icmp(icmp(r, zero, "slt"), icmp(b, zero, "slt"), "ne")
+        fix = self.emit(llvm.AndOp(nonzero, signs_differ))
+        self.values[op.result] = self.emit(llvm.SelectOp(fix, self.emit(llvm.SubOp(q, one)), q))
+
+    def absi(self, op: math.AbsIOp) -> None:
+        x = self.v(op.operand)
+        zero = self.emit(llvm.ConstantOp(IntegerAttr(0, x.type), x.type))
+        neg = self.emit(llvm.SubOp(zero, x))
+        lt = self.emit(llvm.ICmpOp(x, zero, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64)))
+        self.values[op.result] = self.emit(llvm.SelectOp(lt, neg, x))
+
+    def rsqrt(self, op: math.RsqrtOp) -> None:
+        x = self.v(op.operand)
+        one = self.emit(llvm.ConstantOp(FloatAttr(1.0, x.type), x.type))
+        self.values[op.result] = self.emit(llvm.FDivOp(one, self.emit(llvm.FSqrtOp(x))))
+
+    def index_cast(self, op: arith.IndexCastOp) -> None:
+        x = self.v(op.input)
+        src, dst = llvm_type(op.input.type), llvm_type(op.result.type)
+        assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+        if src.width.data == dst.width.data:
+            self.values[op.result] = x
+        elif src.width.data < dst.width.data:
+            self.values[op.result] = self.emit(llvm.SExtOp(x, dst))
+        else:
+            self.values[op.result] = self.emit(llvm.TruncOp(x, dst))
+
+    def address(self, mref: SSAValue, indices) -> SSAValue:
+        t = mref.type
+        assert isinstance(t, MemRefType)
+        linear = None
+        for idx, stride in zip(indices, strides(t.get_shape())):
+            term = self.v(idx)
+            if stride != 1:
+                term = self.emit(llvm.MulOp(term, self.i64c(stride)))
+            linear = term if linear is None else self.emit(llvm.AddOp(linear, term))
+        if linear is None:
+            return self.v(mref)
+        return self.emit(llvm.GEPOp.from_mixed_indices(self.v(mref), [linear], t.element_type))
+
+    def load(self, op: memref.LoadOp) -> None:
+        ptr = self.address(op.memref, op.indices)
+        self.values[op.res] = self.emit(llvm.LoadOp(ptr, op.res.type))
+
+    def store(self, op: memref.StoreOp) -> None:
+        ptr = self.address(op.memref, op.indices)
+        self.emit(llvm.StoreOp(self.v(op.value), ptr))
+
+    def alloc(self, op: memref.AllocOp) -> None:
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        size = max(1, int(np.prod(t.get_shape())) * _byte_size(t.element_type))
+        self.extern("malloc", [i64], PTR)
+        self.values[op.memref] = self.emit(llvm.CallOp("malloc", self.i64c(size), return_type=PTR))
+
+    def dealloc(self, op: memref.DeallocOp) -> None:
+        self.extern("free", [PTR], None)
+        self.emit(llvm.CallOp("free", self.v(op.memref)))
+
+    def get_global(self, op: memref.GetGlobalOp) -> None:
+        self.values[op.memref] = self.emit(llvm.AddressOfOp(op.name_.root_reference, PTR))
+
+    def view(self, op: memref.ReinterpretCastOp) -> None:
+        if any(op.static_offsets.iter_values()):
+            raise Error("to-llvm: reinterpret_cast with an offset")
+        self.values[op.result] = self.v(op.source)
+
+    def br(self, op: cf.BranchOp) -> None:
+        self.emit(llvm.BrOp(self.blocks[op.successor], *[self.v(a) for a in op.arguments]))
+
+    def cond_br(self, op: cf.ConditionalBranchOp) -> None:
+        self.emit(
+            llvm.CondBrOp(
+                self.v(op.cond),
+                self.blocks[op.then_block],
+                [self.v(a) for a in op.then_arguments],
+                self.blocks[op.else_block],
+                [self.v(a) for a in op.else_arguments],
+            )
+        )
+
+    def ret(self, op: func.ReturnOp) -> None:
+        if op.arguments:
+            raise Error("to-llvm: functions must return through out-parameters (run bufferize)")
+        self.emit(llvm.ReturnOp())
+
+
+HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] = {
+    arith.ConstantOp: FunctionLowering.constant,
+    arith.CmpiOp: FunctionLowering.cmpi,
+    arith.CmpfOp: FunctionLowering.cmpf,
+    arith.SelectOp: FunctionLowering.select,
+    arith.NegfOp: FunctionLowering.negf,
+    arith.MaxSIOp: FunctionLowering.minmax_int,
+    arith.MinSIOp: FunctionLowering.minmax_int,
+    arith.MaxUIOp: FunctionLowering.minmax_int,
+    arith.MinUIOp: FunctionLowering.minmax_int,
+    arith.FloorDivSIOp: FunctionLowering.floordivsi,
+    arith.IndexCastOp: FunctionLowering.index_cast,
+    math.AbsIOp: FunctionLowering.absi,
+    math.RsqrtOp: FunctionLowering.rsqrt,
+    memref.LoadOp: FunctionLowering.load,
+    memref.StoreOp: FunctionLowering.store,
+    memref.AllocOp: FunctionLowering.alloc,
+    memref.DeallocOp: FunctionLowering.dealloc,
+    memref.GetGlobalOp: FunctionLowering.get_global,
+    memref.ReinterpretCastOp: FunctionLowering.view,
+    cf.BranchOp: FunctionLowering.br,
+    cf.ConditionalBranchOp: FunctionLowering.cond_br,
+    func.ReturnOp: FunctionLowering.ret,
+}
+
+
+def _byte_size(elem: Attribute) -> int:
+    if elem == i1:
+        return 1
+    if isinstance(elem, IntegerType):
+        return elem.width.data // 8
+    assert isinstance(elem, AnyFloat)
+    return elem.bitwidth // 8
+
+
+def lower_global(op: memref.GlobalOp) -> llvm.GlobalOp:
+    t = op.type
+    assert isinstance(t, MemRefType)
+    n = int(np.prod(t.get_shape()))
+    value = op.initial_value
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    flat = DenseIntOrFPElementsAttr(TensorType(t.element_type, [n]), BytesAttr(value.data.data))
+    if len(value) == 1 and n != 1:  # splat
+        flat = DenseIntOrFPElementsAttr(TensorType(t.element_type, [n]), BytesAttr(value.data.data * n))
+    return llvm.GlobalOp(
+        llvm.LLVMArrayType(n, t.element_type),
+        op.sym_name,
+        "internal",
+        constant=True,
+        value=flat,
+        alignment=64,
+    )
+
+
+@dataclass(frozen=True)
+class ToLLVM(ModulePass):
+    """func/arith/math/memref/cf -> llvm dialect. No options."""
+
+    name = "to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        externs: dict[str, llvm.LLVMFunctionType] = {}
+        new_ops: list[Operation] = []
+        for top in list(op.ops):
+            if isinstance(top, memref.GlobalOp):
+                new_ops.append(lower_global(top))
+            elif isinstance(top, func.FuncOp):
+                new_ops.append(FunctionLowering(top, externs).run())
+            else:
+                raise Error(f"to-llvm: unexpected top-level op '{top.name}'")
+        for name, ftype in externs.items():
+            new_ops.append(llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external")))
+        for top in list(op.ops):
+            top.detach()
+            top.erase(safe_erase=False)
+        op.body.block.add_ops(new_ops)
