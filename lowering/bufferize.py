@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, func, linalg, memref, tensor
+from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -130,7 +132,7 @@ class FunctionBufferizer:
         self.insert(
             linalg.GenericOp(
                 [src], [dst], Region(body), [amap(rank, dims(rank))] * 2,
-                [linalg.IteratorTypeAttr.parallel()] * rank, [],
+                [linalg_attrs.IteratorTypeAttr.parallel()] * rank, [],
             ),
             before,
         )

@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     TensorType,
+    f16,
+    f32,
     i1,
     i64,
 )
@@ -88,11 +90,11 @@ FLOAT_UNARY: dict[type[Operation], type[Operation]] = {
     math.CeilOp: llvm.FCeilOp,
     math.SinOp: llvm.FSinOp,
     math.CosOp: llvm.FCosOp,
-    math.AbsFOp: llvm.FAbsOp,
 }
 
 # (op, intrinsic base name): called as llvm.<base>.<f32|f64>
 FLOAT_INTRINSICS: dict[type[Operation], str] = {
+    math.AbsFOp: "fabs",
     arith.MaximumfOp: "maximum",
     arith.MinimumfOp: "minimum",
     arith.MaxnumfOp: "maxnum",
@@ -104,17 +106,17 @@ FLOAT_INTRINSICS: dict[type[Operation], str] = {
 
 LIBM = {math.ErfOp: ("erff", "erf")}
 
-CASTS: dict[type[Operation], Callable[[Attribute, Attribute], type[Operation]]] = {
-    arith.ExtFOp: lambda s, d: llvm.FPExtOp,
-    arith.TruncFOp: lambda s, d: llvm.FPTruncOp,
-    arith.SIToFPOp: lambda s, d: llvm.SIToFPOp,
-    arith.UIToFPOp: lambda s, d: llvm_extras.UIToFPOp,
-    arith.FPToSIOp: lambda s, d: llvm_extras.FPToSIOp,
-    arith.FPToUIOp: lambda s, d: llvm_extras.FPToUIOp,
-    arith.ExtSIOp: lambda s, d: llvm.SExtOp,
-    arith.ExtUIOp: lambda s, d: llvm.ZExtOp,
-    arith.TruncIOp: lambda s, d: llvm.TruncOp,
-}
+CASTS = (
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+)
 
 
 def strides(shape: tuple[int, ...]) -> list[int]:
@@ -195,9 +197,33 @@ class FunctionLowering:
             handler(self, op)
 
     def cast(self, op: Operation) -> None:
+        """Casts to or from f16 go through f32: x86 converts f32 <-> f16 in hardware (F16C);
+        the other conversions would call compiler-rt routines the JIT cannot resolve."""
         src, dst = op.operands[0].type, op.results[0].type
-        cls = CASTS[type(op)](src, dst)
-        self.values[op.results[0]] = self.emit(cls(self.v(op.operands[0]), dst))
+        unsigned = type(op) in (arith.UIToFPOp, arith.FPToUIOp, arith.ExtUIOp)
+        x = self.v(op.operands[0])
+        if f16 in (src, dst) and f32 not in (src, dst):
+            x = self.convert_scalar(x, src, f32, unsigned)
+            src = f32
+        self.values[op.results[0]] = self.convert_scalar(x, src, dst, unsigned)
+
+    def convert_scalar(self, x: SSAValue, src: Attribute, dst: Attribute, unsigned: bool) -> SSAValue:
+        if src == dst:
+            return x
+        src_float, dst_float = isinstance(src, AnyFloat), isinstance(dst, AnyFloat)
+        if src_float and dst_float:
+            cls = llvm.FPExtOp if dst.bitwidth > src.bitwidth else llvm.FPTruncOp  # type: ignore[union-attr]
+        elif dst_float:
+            cls = llvm_extras.UIToFPOp if unsigned else llvm.SIToFPOp
+        elif src_float:
+            cls = llvm_extras.FPToUIOp if unsigned else llvm_extras.FPToSIOp
+        else:
+            assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+            if dst.width.data < src.width.data:
+                cls = llvm.TruncOp
+            else:
+                cls = llvm.ZExtOp if unsigned else llvm.SExtOp
+        return self.emit(cls(x, dst))
 
     # --- individual ops ------------------------------------------------------------------
 

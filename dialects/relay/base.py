@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from xdsl.dialects.builtin import (
     I64,

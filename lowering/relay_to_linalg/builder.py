@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, linalg, math, tensor
+from xdsl.dialects import arith, math, tensor
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -300,8 +302,8 @@ class Emitter:
         values = [yielded] if isinstance(yielded, SSAValue) else list(yielded)
         body.block.add_op(linalg.YieldOp(*values))
         kinds = {
-            "parallel": linalg.IteratorTypeAttr.parallel(),
-            "reduction": linalg.IteratorTypeAttr.reduction(),
+            "parallel": linalg_attrs.IteratorTypeAttr.parallel(),
+            "reduction": linalg_attrs.IteratorTypeAttr.reduction(),
         }
         op = linalg.GenericOp(
             list(inputs),

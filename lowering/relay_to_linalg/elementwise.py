@@ -15,7 +15,6 @@ BINARY_KINDS = {
     relay.AddOp: "add",
     relay.SubtractOp: "sub",
     relay.MultiplyOp: "mul",
-    relay.DivideOp: "div",
     relay.MaximumOp: "max",
     relay.MinimumOp: "min",
     relay.LogicalAndOp: "and",
@@ -72,10 +71,34 @@ def lower_compare(e: Emitter, op) -> SSAValue:
     return e.map([op.lhs, op.rhs], shape, i1, lambda b: b.cmp(pred, *b.args[:2]))
 
 
+def _int_divide(b: Body, x: SSAValue, y: SSAValue, kind: str) -> SSAValue:
+    """Integer x / y (kind "div" truncates, "floordiv" floors) or remainder ("rem"),
+    never trapping: division by 0 gives 0 (as the reference does) and by -1 is a wrapping
+    negation (so MIN / -1 = MIN, like numpy) instead of the CPU's divide fault."""
+    t = x.type
+    zero = b.const(0, t)
+    by_zero = b.cmp("eq", y, zero)
+    by_minus_one = b.cmp("eq", y, b.const(-1, t))
+    safe = b.select(b.binary("or", by_zero, by_minus_one), b.const(1, t), y)
+    q = b.binary(kind, x, safe)
+    if kind == "rem":
+        special = zero
+    else:
+        special = b.binary("sub", zero, x)
+    q = b.select(by_minus_one, special, q)
+    return b.select(by_zero, zero, q)
+
+
+def _divide(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    if is_float(x.type):
+        return b.binary("div", x, y)
+    return _int_divide(b, x, y, "div")
+
+
 def _floor_div(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
     if is_float(x.type):
         return b.unary("floor", b.binary("div", x, y))
-    return b.binary("floordiv", x, y)
+    return _int_divide(b, x, y, "floordiv")
 
 
 def _remainder(b: Body, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
@@ -85,14 +108,17 @@ def _remainder(b: Body, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
         q = b.unary("floor" if floor else "trunc", b.binary("div", x, y))
         return b.binary("sub", x, b.binary("mul", q, y))
     zero = b.const(0, x.type)
-    is_zero = b.cmp("eq", y, zero)
-    safe = b.select(is_zero, b.const(1, x.type), y)
-    rem = b.binary("rem", x, safe)
+    rem = _int_divide(b, x, y, "rem")
     if floor:  # move a non-zero remainder to the divisor's sign
-        differ = b.cmp("ne", b.cmp("lt", rem, zero), b.cmp("lt", safe, zero))
+        differ = b.cmp("ne", b.cmp("lt", rem, zero), b.cmp("lt", y, zero))
         adjust = b.binary("and", differ, b.cmp("ne", rem, zero))
-        rem = b.select(adjust, b.binary("add", rem, safe), rem)
-    return b.select(is_zero, zero, rem)
+        rem = b.select(adjust, b.binary("add", rem, y), rem)
+    return rem
+
+
+def lower_divide(e: Emitter, op) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.lhs, op.rhs], shape, elem, lambda b: _divide(b, *b.args[:2]))
 
 
 def lower_floor_divide(e: Emitter, op) -> SSAValue:
@@ -181,6 +207,7 @@ LOWERINGS = {
     **{cls: lower_binary for cls in BINARY_KINDS},
     **{cls: lower_compare for cls in COMPARE_PREDICATES},
     **{cls: lower_unary for cls in UNARY_KINDS},
+    relay.DivideOp: lower_divide,
     relay.FloorDivideOp: lower_floor_divide,
     relay.FloorModOp: lower_floor_mod,
     relay.ModOp: lower_mod,

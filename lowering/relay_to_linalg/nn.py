@@ -10,7 +10,8 @@ window-shaped dummy operand that carries the window's bounds, as MLIR's pooling 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, linalg, tensor
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr

@@ -7,7 +7,6 @@ import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import SSAValue
-from xdsl.ir.affine import AffineExpr
 
 from xrelay.dialects import relay
 from xrelay.dialects.relay.tensor import slice_specs
@@ -52,29 +51,36 @@ def lower_broadcast_to(e: Emitter, op: relay.BroadcastToOp) -> SSAValue:
     return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0])
 
 
+def slice_copy(e: Emitter, source: SSAValue, out: TensorType, starts: list[int], steps: list[int]) -> SSAValue:
+    """out[i] = source[starts + i * steps] per axis. The source is read with tensor.extract:
+    an operand map would make its full extent a loop bound."""
+
+    def body(b: Body) -> SSAValue:
+        idx = [b.affine([(step, b.idx(k))], start) for k, (start, step) in enumerate(zip(starts, steps))]
+        return b.extract(source, idx)
+
+    return e.map([], out.get_shape(), out.element_type, body)
+
+
 def lower_strided_slice(e: Emitter, op: relay.StridedSliceOp) -> SSAValue:
-    out = _out(op)
     in_shape = list(shape_of(op.data))
-    rank = len(in_shape)
-    d = dims(rank)
-    exprs: list[AffineExpr] = list(d)
+    starts, steps = [0] * len(in_shape), [1] * len(in_shape)
     for axis, begin, end, stride in slice_specs(op.name, in_shape, op.attrs):
-        start = slice(begin, end, stride).indices(in_shape[axis])[0]
-        exprs[axis] = d[axis] * stride + start
-    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0], [amap(rank, exprs)])
+        starts[axis] = slice(begin, end, stride).indices(in_shape[axis])[0]
+        steps[axis] = stride
+    return slice_copy(e, op.data, _out(op), starts, steps)
 
 
 def lower_split(e: Emitter, op: relay.SplitOp) -> list[SSAValue]:
-    axis = op.attrs.axis % len(shape_of(op.data))
+    rank = len(shape_of(op.data))
+    axis = op.attrs.axis % rank
     results = []
     begin = 0
     for res in op.results:
-        shape = res.type.get_shape()
-        d = dims(len(shape))
-        exprs = list(d)
-        exprs[axis] = d[axis] + begin
-        results.append(e.map([op.data], shape, res.type.element_type, lambda b: b.args[0], [amap(len(shape), exprs)]))
-        begin += shape[axis]
+        starts = [0] * rank
+        starts[axis] = begin
+        results.append(slice_copy(e, op.data, res.type, starts, [1] * rank))
+        begin += res.type.get_shape()[axis]
     return results
 
 
