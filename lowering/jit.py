@@ -69,6 +69,8 @@ class Library:
         self.module = llvm.parse_assembly(ir_text)
         self.module.verify()
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+        # full unrolling of the many constant-trip loops costs minutes of compile time
+        tuning.loop_unrolling = False
         builder = llvm.create_pass_builder(self.target_machine, tuning)
         builder.getModulePassManager().run(self.module, builder)
         self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)
