@@ -71,6 +71,9 @@ class Library:
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         # full unrolling of the many constant-trip loops costs minutes of compile time
         tuning.loop_unrolling = False
+        # kernels stay separate functions: inlining them into main rebuilds the one huge
+        # function that outline-kernels exists to avoid
+        tuning.inlining_threshold = 0
         builder = llvm.create_pass_builder(self.target_machine, tuning)
         builder.getModulePassManager().run(self.module, builder)
         self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)

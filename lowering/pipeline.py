@@ -2,6 +2,7 @@
 
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
+    outline-kernels   each linalg op -> a private kernel function, called from @main
     linalg-to-loops   linalg on memrefs -> scf loops (xDSL's convert-linalg-to-loops)
     lower-affine      affine.apply (from indexing maps) -> arith
     scf-to-cf         structured loops -> blocks and branches
@@ -30,15 +31,18 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
+from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.to_llvm import ToLLVM
 
 # Order matters: bufferize needs linalg on tensors in destination-passing style;
+# kernels are outlined before any loop exists, so every later stage sees small functions;
 # xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
 # become arith before scf-to-cf, and to-llvm expects the cf form.
 STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
+    ("outline-kernels", OutlineKernels),
     ("linalg-to-loops", ConvertLinalgToLoopsPass),
     ("lower-affine", LowerAffinePass),
     ("scf-to-cf", ConvertScfToCf),

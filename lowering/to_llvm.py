@@ -161,10 +161,11 @@ class FunctionLowering:
             for op in old.ops:
                 self.convert(op)
         inputs = [llvm_type(t) for t in self.fn.function_type.inputs]
+        private = self.fn.sym_visibility is not None and self.fn.sym_visibility.data == "private"
         return llvm.FuncOp(
             self.fn.sym_name.data,
             llvm.LLVMFunctionType(inputs, None),
-            linkage=llvm.LinkageAttr("external"),
+            linkage=llvm.LinkageAttr("internal" if private else "external"),
             body=Region([self.blocks[b] for b in self.fn.body.blocks]),
         )
 
@@ -360,6 +361,11 @@ class FunctionLowering:
             )
         )
 
+    def call(self, op: func.CallOp) -> None:
+        if op.results:
+            raise Error("to-llvm: calls must return through out-parameters (run bufferize)")
+        self.emit(llvm.CallOp(op.callee.root_reference.data, *[self.v(a) for a in op.arguments]))
+
     def ret(self, op: func.ReturnOp) -> None:
         if op.arguments:
             raise Error("to-llvm: functions must return through out-parameters (run bufferize)")
@@ -389,6 +395,7 @@ HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     cf.BranchOp: FunctionLowering.br,
     cf.ConditionalBranchOp: FunctionLowering.cond_br,
     func.ReturnOp: FunctionLowering.ret,
+    func.CallOp: FunctionLowering.call,
 }
 
 

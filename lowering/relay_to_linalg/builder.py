@@ -272,6 +272,7 @@ class Emitter:
         return Error(f"{location_str(self.op)}: cannot lower '{self.op.name}': {message}")
 
     def insert(self, op: Operation) -> SSAValue:
+        op.location = self.op.location
         self.rewriter.insert_op(op, InsertPoint.before(self.op))
         return op.results[0]
 

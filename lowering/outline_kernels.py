@@ -1,0 +1,90 @@
+"""`outline-kernels`: move each linalg op on memrefs into its own private function (a
+kernel) and call it from where it stood.
+
+Every later stage then works on small functions: xDSL's scf-to-cf is quadratic in the
+number of blocks of one region, and LLVM's optimizer in the size of one function, so a
+whole model in one function compiles in minutes where per-op kernels take seconds. The
+kernel is also the unit later work fuses, tiles and runs in parallel.
+
+A kernel takes the buffers its op reads or writes (operands and buffers its body loads
+from) as arguments; scalar constants it uses are cloned into it. Kernels are named after
+the location of the op they came from (`@k12_conv1` for the 13th kernel, node `conv1`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, NameLoc
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+KERNEL_OPS = (linalg.GenericOp, linalg.FillOp, linalg.MatmulOp)
+
+
+def _inside(value: SSAValue, root: Operation) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None:
+        if op is root:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def external_values(root: Operation) -> list[SSAValue]:
+    """Values `root` and its nested ops use that are defined outside it, in first-use order."""
+    seen: dict[SSAValue, None] = {}
+    for op in root.walk():
+        for value in op.operands:
+            if value not in seen and not _inside(value, root):
+                seen[value] = None
+    return list(seen)
+
+
+def _kernel_name(op: Operation, index: int) -> str:
+    loc = op.location
+    label = loc.desc.data if isinstance(loc, NameLoc) else ""
+    label = re.sub(r"[^A-Za-z0-9_]", "_", label)[:40]
+    return f"k{index}_{label}" if label else f"k{index}"
+
+
+def outline(op: Operation, name: str) -> func.FuncOp:
+    """Replace `op` by a call of a new private function holding it; returns the function."""
+    externals = external_values(op)
+    constants = [v for v in externals if isinstance(v.owner, arith.ConstantOp)]
+    args = [v for v in externals if v not in constants]
+    block = Block(arg_types=[v.type for v in args])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(args, block.args))
+    for value in constants:
+        clone = value.owner.clone()
+        block.add_op(clone)
+        mapping[value] = clone.results[0]
+    block.add_op(op.clone(value_mapper=mapping))
+    block.add_op(func.ReturnOp())
+    kernel = func.FuncOp(
+        name, FunctionType.from_lists(block.arg_types, []), Region(block), visibility="private"
+    )
+    Rewriter.replace_op(op, func.CallOp(name, args, []))
+    return kernel
+
+
+@dataclass(frozen=True)
+class OutlineKernels(ModulePass):
+    """Outline every linalg op on memrefs into a private kernel function. No options."""
+
+    name = "outline-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count = 0
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+            for inner in list(fn.body.block.ops):
+                if isinstance(inner, KERNEL_OPS):
+                    kernel = outline(inner, _kernel_name(inner, count))
+                    op.body.block.insert_op_before(kernel, fn)
+                    count += 1
