@@ -6,7 +6,7 @@ each op's source location, and a verifier whose failures are one-line diagnostic
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
+from xdsl.dialects import func, get_all_dialects, llvm
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, NameLoc, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -79,12 +79,29 @@ def _root_message(e: BaseException) -> str:
     return text.removeprefix("Operation does not verify: ")
 
 
+def _check_call(op: Operation, symbols: dict[str, Operation]) -> None:
+    """A direct call names a function of the module (the symbol check xDSL's verifier does
+    with a linear scan of the module per call, quadratic in a model of many kernels)."""
+    callee = op.callee  # type: ignore[attr-defined]
+    name = callee.root_reference.data if callee is not None else None
+    if name is not None and name not in symbols:
+        raise VerifyException(f"'{name}' does not reference a function in this module")
+
+
 def verify_module(module: Operation) -> None:
     """Verify `module` op by op, innermost scope last; raises `xrelay.VerificationError`
     naming the first failing op's location and name."""
+    symbols = {
+        op.sym_name.data: op
+        for op in (module.regions[0].ops if module.regions else [])
+        if isinstance(getattr(op, "sym_name", None), StringAttr)
+    }
     for op in module.walk():
         try:
-            op.verify(verify_nested_ops=False)
+            if isinstance(op, func.CallOp | llvm.CallOp):
+                _check_call(op, symbols)
+            else:
+                op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as e:
             message = _root_message(e).removeprefix(f"'{op.name}' ")
             raise VerificationError(f"{location_str(op)}: error: '{op.name}' op {message}") from None

@@ -132,6 +132,7 @@ class FunctionLowering:
         self.values: dict[SSAValue, SSAValue] = {}
         self.blocks: dict[Block, Block] = {}
         self.cur: Block | None = None
+        self.i64_constants: dict[int, SSAValue] = {}
 
     def v(self, value: SSAValue) -> SSAValue:
         try:
@@ -145,7 +146,16 @@ class FunctionLowering:
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
     def i64c(self, value: int) -> SSAValue:
-        return self.emit(llvm.ConstantOp(IntegerAttr(value, i64), i64))
+        """An i64 constant, created once per function at the top of its entry block."""
+        if value not in self.i64_constants:
+            op = llvm.ConstantOp(IntegerAttr(value, i64), i64)
+            entry = self.blocks[self.fn.body.blocks.first]  # type: ignore[index]
+            if entry.first_op is None:
+                entry.add_op(op)
+            else:
+                entry.insert_op_before(op, entry.first_op)
+            self.i64_constants[value] = op.results[0]
+        return self.i64_constants[value]
 
     def extern(self, name: str, args: list[Attribute], result: Attribute | None) -> None:
         self.externs.setdefault(name, llvm.LLVMFunctionType(args, result))
@@ -231,6 +241,9 @@ class FunctionLowering:
     def constant(self, op: arith.ConstantOp) -> None:
         value = op.value
         t = llvm_type(op.result.type)
+        if t == i64 and isinstance(value, IntegerAttr):
+            self.values[op.result] = self.i64c(value.value.data)
+            return
         if isinstance(value, IntegerAttr):
             value = IntegerAttr(value.value.data, t)
         elif not isinstance(value, FloatAttr):
