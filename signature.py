@@ -115,5 +115,5 @@ def check_inputs(
                 f"input '{arg.name}' expects {_describe(arg.shape, arg.dtype)}, "
                 f"got {_describe(array.shape, array.dtype)}"
             )
-        arrays.append(np.ascontiguousarray(array))
+        arrays.append(np.asarray(array, order="C"))
     return arrays

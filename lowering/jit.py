@@ -62,7 +62,7 @@ class Library:
         times: dict[str, float] | None = None,
     ) -> None:
         self.signature = signature
-        self.params = {k: np.ascontiguousarray(v) for k, v in params.items()}
+        self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
         self.times = dict(times or {})
         start = time.perf_counter()
         self.target_machine = target_machine()

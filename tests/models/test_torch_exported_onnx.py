@@ -50,3 +50,26 @@ def test_small_bert_matches_onnxruntime(tmp_path):
     assert len(got) == len(want) == 2
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_small_bert_jit_matches_onnxruntime(tmp_path):
+    pytest.importorskip("transformers")
+    from exports import small_bert
+
+    path, inputs = small_bert(tmp_path / "bert.onnx")
+    module, params = xrelay.from_onnx(str(path))
+    got = xrelay.build(module, params).run(**inputs)
+    want = onnxruntime_outputs(path, inputs)
+    assert len(got) == len(want) == 2
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_small_cnn_jit_matches_onnxruntime(tmp_path):
+    from exports import small_cnn
+
+    path, inputs = small_cnn(tmp_path / "cnn.onnx")
+    module, params = xrelay.from_onnx(str(path))
+    (got,) = xrelay.build(module, params).run(**inputs)
+    (want,) = onnxruntime_outputs(path, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
