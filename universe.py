@@ -31,6 +31,12 @@ def _bufferize() -> type[ModulePass]:
     return Bufferize
 
 
+def _outline_kernels() -> type[ModulePass]:
+    from xrelay.lowering.outline_kernels import OutlineKernels
+
+    return OutlineKernels
+
+
 def _to_llvm() -> type[ModulePass]:
     from xrelay.lowering.to_llvm import ToLLVM
 
@@ -46,6 +52,7 @@ def _lower_to_llvm() -> type[ModulePass]:
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,
+    "outline-kernels": _outline_kernels,
     "to-llvm": _to_llvm,
     "lower-to-llvm": _lower_to_llvm,
 }

@@ -1,0 +1,21 @@
+// RUN: xrelay-opt %s -p lower-to-llvm -t llvm | filecheck %s
+// RUN: xrelay-opt %s -p "lower-to-llvm{stop-after=outline-kernels}" | filecheck %s --check-prefix=KERNELS
+
+// The whole pipeline to LLVM IR: main takes one pointer per input and per result, and calls one function per kernel (the add, then the copy into the result).
+// CHECK: define void @"k0"(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
+// CHECK: fadd float
+// CHECK: define void @"k1"(ptr %{{.*}}, ptr %{{.*}})
+// CHECK: define void @"main"(ptr %[[A:.+]], ptr %[[B:.+]], ptr %[[OUT:.+]])
+// CHECK: %[[BUF:.+]] = call ccc ptr @"malloc"(i64 24)
+// CHECK: call ccc void @"k0"(ptr %[[A]], ptr %[[B]], ptr %[[BUF]])
+// CHECK: call ccc void @"k1"(ptr %[[BUF]], ptr %[[OUT]])
+// CHECK: call ccc void @"free"(ptr %[[BUF]])
+
+// Stopping after a stage prints that stage's IR.
+// KERNELS: func.func private @k0
+// KERNELS: func.func @main(%a: memref<2x3xf32>, %b: memref<3xf32>, %{{.*}}: memref<2x3xf32> {xrelay.output = 0 : i64})
+// KERNELS: func.call @k0
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = relay.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}

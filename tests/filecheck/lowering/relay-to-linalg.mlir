@@ -1,0 +1,96 @@
+// RUN: xrelay-opt %s -p relay-to-linalg --split-input-file | filecheck %s
+
+// Broadcasting add: one linalg.generic into a fresh tensor.empty; the rank-1 operand is read through a map of the trailing dim.
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<2x3xf32>, tensor<3xf32>) outs(%[[E]] : tensor<2x3xf32>)
+// CHECK: arith.addf
+// CHECK-NOT: relay.
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = relay.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A size-1 dimension that broadcasts is read at index 0.
+// CHECK-LABEL: func.func @mul_size_one
+// CHECK: affine_map<(d0, d1) -> (0, d1)>
+func.func @mul_size_one(%a: tensor<4x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = relay.multiply %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  func.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// A plain 2-d matmul is the named linalg.matmul on a zero-filled accumulator.
+// CHECK-LABEL: func.func @matmul
+// CHECK: %[[Z:.+]] = linalg.fill
+// CHECK: linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%[[Z]] : tensor<4x5xf32>)
+func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
+  %0 = relay.nn.matmul %a, %b : (tensor<4x8xf32>, tensor<8x5xf32>) -> tensor<4x5xf32>
+  func.return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// A padded conv: a padding generic (bounds-checked tensor.extract), group views as tensor.reshape, then one generic with strided affine maps and reduction loops over channels and kernel.
+// CHECK-LABEL: func.func @conv_padded
+// CHECK: tensor.extract %x
+// CHECK: tensor.reshape {{.*}} -> tensor<1x1x3x10x10xf32>
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, ((d3 * 2) + d6), ((d4 * 2) + d7))>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: tensor.reshape {{.*}} -> tensor<1x4x4x4xf32>
+func.func @conv_padded(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  func.return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Reductions fill an accumulator with the identity and reduce over the axis.
+// CHECK-LABEL: func.func @sum
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK: linalg.fill
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf
+func.func @sum(%x: tensor<2x5xf32>) -> tensor<2xf32> {
+  %0 = relay.sum %x {axis = array<i64: 1>} : (tensor<2x5xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Softmax: max-reduce, exp of the shifted input, sum-reduce, divide.
+// CHECK-LABEL: func.func @softmax
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %0 = relay.nn.softmax %x : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  func.return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Reshapes are views: tensor.reshape with a constant shape, no copy loop.
+// CHECK-LABEL: func.func @reshape
+// CHECK: %[[S:.+]] = arith.constant dense<[3, 2]> : tensor<2xi64>
+// CHECK-NEXT: tensor.reshape %x(%[[S]]) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+// CHECK-NOT: linalg.generic
+func.func @reshape(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = relay.reshape %x {newshape = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// Integer division never traps: the divisor is replaced where it is 0 or -1.
+// CHECK-LABEL: func.func @int_divide
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: arith.divsi
+func.func @int_divide(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = relay.divide %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
