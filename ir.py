@@ -12,7 +12,6 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XDSLParseError
-
 from xrelay.errors import ParseError, VerificationError
 from xrelay.universe import DIALECTS
 

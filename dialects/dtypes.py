@@ -24,7 +24,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
-
 from xrelay.errors import Error
 
 _PAIRS: list[tuple[np.dtype, Attribute]] = [

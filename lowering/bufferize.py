@@ -20,8 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, tensor
-from xdsl.dialects.linalg import attrs as linalg_attrs
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -35,10 +33,11 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-
 from xrelay.errors import Error
 from xrelay.lowering.relay_to_linalg.builder import amap, dims
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.jit import Library, llvm_ir

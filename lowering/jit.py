@@ -19,7 +19,6 @@ import llvmlite.binding as llvm
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp
-
 from xrelay.errors import Error
 from xrelay.signature import FunctionSignature, check_inputs
 

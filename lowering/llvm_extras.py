@@ -27,6 +27,6 @@ class UIToFPOp(GenericCastOp):
     name = "llvm.uitofp"
 
 
-convert_op._CAST_OP_NAMES.update(  # noqa: SLF001
+convert_op._CAST_OP_NAMES.update(
     {FPToSIOp: "fptosi", FPToUIOp: "fptoui", UIToFPOp: "uitofp"}
 )

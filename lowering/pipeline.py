@@ -27,7 +27,6 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.lower_affine import LowerAffinePass
-
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize

@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-
 from xrelay.errors import Error
 from xrelay.lowering import llvm_extras
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.reference.registry import along, impl

@@ -9,7 +9,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
-
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.errors import Error
 from xrelay.ir import location_str

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-
 from xrelay.dialects import relay
 from xrelay.reference.registry import along, impl
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_from_dense
 from xrelay.dialects.relay.tensor import slice_specs

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, BlockArgument
-
 from xrelay.dialects.dtypes import tensor_type
 
 

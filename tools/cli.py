@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-
 from xrelay.errors import Error
 from xrelay.ir import parse_module, verify_module
 

@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
-
 from xrelay.errors import Error, VerificationError
 from xrelay.ir import parse_module, verify_module
 

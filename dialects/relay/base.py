@@ -40,7 +40,6 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import Pure
-
 from xrelay.errors import ShapeError
 
 Shape = tuple[int, ...]

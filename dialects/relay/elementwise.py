@@ -10,7 +10,6 @@ from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
-
 from xrelay.errors import ShapeError
 
 from .base import (

@@ -16,7 +16,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
-
 from xrelay.errors import ShapeError
 
 from .base import (

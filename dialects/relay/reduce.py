@@ -4,10 +4,10 @@ along one axis."""
 from __future__ import annotations
 
 from abc import ABC
+
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
-
 from xrelay.errors import ShapeError
 
 from .base import (

@@ -18,7 +18,6 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-
 from xrelay.errors import ShapeError
 
 from .base import (

@@ -17,7 +17,6 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
-
 from xrelay.dialects.dtypes import numpy_dtype, tensor_type
 from xrelay.errors import Error, ShapeError
 

@@ -17,13 +17,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, LocationAttr, ModuleOp, NameLoc, NoneAttr, StringAttr
+from xdsl.dialects.builtin import (
+    FunctionType,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+)
 from xdsl.ir import Block, Region, SSAValue
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import dense_from_numpy, tensor_type
 from xrelay.errors import Error, UnsupportedOpsError

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op

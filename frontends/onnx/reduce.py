@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -138,7 +137,7 @@ def slice_(b: Node) -> SSAValue:
         axes = [int(v) for v in b.const(3)] if b.has_input(3) else list(range(len(starts)))
         steps = [int(v) for v in b.const(4)] if b.has_input(4) else [1] * len(starts)
     # ONNX clamps with INT_MAX/INT_MIN sentinels; keep them inside i64
-    clamp = lambda v: max(min(v, 2**63 - 1), -(2**63))  # noqa: E731
+    clamp = lambda v: max(min(v, 2**63 - 1), -(2**63))
     return b.emit(
         relay.StridedSliceOp(
             b.input(0),

@@ -20,7 +20,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-
 from xrelay.dialects.relay import RelayOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str

@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math, tensor
-from xdsl.dialects.linalg import attrs as linalg_attrs
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -26,10 +24,11 @@ from xdsl.dialects.builtin import (
     TensorType,
     i1,
 )
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
-
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.errors import Error
 from xrelay.ir import location_str
@@ -76,7 +75,7 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMa
     return amap(n, results)
 
 
-def const_op(value: float | int | bool, elem: Attribute) -> arith.ConstantOp:
+def const_op(value: float | bool, elem: Attribute) -> arith.ConstantOp:
     """A scalar arith.constant of an element (or index) type."""
     if isinstance(elem, IndexType):
         return arith.ConstantOp.from_int_and_width(int(value), index)
@@ -110,7 +109,7 @@ class Body:
             self._index_cache[d] = self.add(linalg.IndexOp(d))
         return self._index_cache[d]
 
-    def const(self, value: float | int | bool, elem: Attribute) -> SSAValue:
+    def const(self, value: float | bool, elem: Attribute) -> SSAValue:
         return self.add(const_op(value, elem))
 
     def iconst(self, value: int) -> SSAValue:
@@ -279,7 +278,7 @@ class Emitter:
     def empty(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
         return self.insert(tensor.EmptyOp([], TensorType(elem, list(shape))))
 
-    def full(self, shape: Sequence[int], elem: Attribute, value: float | int | bool) -> SSAValue:
+    def full(self, shape: Sequence[int], elem: Attribute, value: float | bool) -> SSAValue:
         """linalg.fill of a fresh tensor with a scalar."""
         c = self.insert(const_op(value, elem))
         return self.insert(linalg.FillOp([c], [self.empty(shape, elem)]))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import f64, i1
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, is_float

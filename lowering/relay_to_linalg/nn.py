@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.lowering.relay_to_linalg.builder import (
@@ -39,7 +38,7 @@ def view(e: Emitter, value: SSAValue, shape: list[int]) -> SSAValue:
 
 
 def pad_spatial(
-    e: Emitter, x: SSAValue, begins: list[int], ends: list[int], fill: float | int
+    e: Emitter, x: SSAValue, begins: list[int], ends: list[int], fill: float
 ) -> SSAValue:
     """Pad the trailing len(begins) axes of x with `fill` (ends may include ceil-mode cells)."""
     if not any(begins) and not any(ends):
@@ -236,10 +235,11 @@ def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue,
     total = reduce_into(e, x, axes, True, 0, "add")
     kept = shape_of(total)
     mean = e.map([total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
-    centered_sq = e.map(
-        [x, mean], shape, elem,
-        lambda b: (lambda t: b.binary("mul", t, t))(b.binary("sub", b.args[0], b.args[1])),
-    )
+    def squared_deviation(b: Body) -> SSAValue:
+        deviation = b.binary("sub", b.args[0], b.args[1])
+        return b.binary("mul", deviation, deviation)
+
+    centered_sq = e.map([x, mean], shape, elem, squared_deviation)
     var_total = reduce_into(e, centered_sq, axes, True, 0, "add")
     var = e.map([var_total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
     return mean, var

@@ -8,10 +8,17 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, identity, is_float, shape_of
+from xrelay.lowering.relay_to_linalg.builder import (
+    Body,
+    Emitter,
+    amap,
+    dims,
+    identity,
+    is_float,
+    shape_of,
+)
 
 
 def lowest(elem: Attribute) -> float | int:
@@ -23,7 +30,7 @@ def highest(elem: Attribute) -> float | int:
 
 
 def reduce_into(
-    e: Emitter, data: SSAValue, axes: list[int], keepdims: bool, init: float | int, kind: str
+    e: Emitter, data: SSAValue, axes: list[int], keepdims: bool, init: float, kind: str
 ) -> SSAValue:
     """Reduce `data` over `axes` with the scalar op `kind`, starting from `init`."""
     shape = shape_of(data)

@@ -7,7 +7,6 @@ import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.dialects.relay.tensor import slice_specs
 from xrelay.lowering.relay_to_linalg.builder import (

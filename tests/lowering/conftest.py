@@ -7,11 +7,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import xrelay
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Region
-
-import xrelay
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.signature import arg_attrs
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from conftest import check_jit
 from xdsl.dialects.builtin import f16, f64, i1, i32, i64
-
 from xrelay.dialects import relay
 
 F = "float32"

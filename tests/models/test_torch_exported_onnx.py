@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-
 import xrelay
 
 pytest.importorskip("torch")

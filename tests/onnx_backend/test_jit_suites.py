@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from data_cases import DataCase, collect, light_inputs, with_real_weights
-
 import xrelay
+from data_cases import DataCase, collect, light_inputs, with_real_weights
 
 # case name -> reason
 XFAIL: dict[str, str] = {}

@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from data_cases import collect, light_inputs, with_real_weights
-
 import xrelay
+from data_cases import collect, light_inputs, with_real_weights
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from data_cases import DataCase, collect
-
 import xrelay
+from data_cases import DataCase, collect
 
 SUITES = ["pytorch-converted", "pytorch-operator", "light"]
 

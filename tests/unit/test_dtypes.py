@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xrelay
 from xrelay.dialects.dtypes import dense_from_numpy, element_type, numpy_dtype, numpy_from_dense
 

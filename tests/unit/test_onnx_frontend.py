@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
-
 import xrelay
+from onnx import TensorProto, helper, numpy_helper
 from xrelay.dialects import relay
 from xrelay.frontends.onnx import register_converter
 from xrelay.ir import parse_module, verify_module
