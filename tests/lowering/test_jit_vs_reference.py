@@ -4,7 +4,7 @@ several shapes (broadcasting, strides, padding, dilation, groups, odd sizes)."""
 from __future__ import annotations
 
 import pytest
-from conftest import check_jit
+from jit_check import check_jit
 from xdsl.dialects.builtin import f16, f64, i1, i32, i64
 from xrelay.dialects import relay
 
@@ -154,7 +154,7 @@ def test_softmax_pad_dropout():
     check_jit([((3, 10), F)], lambda x: relay.SoftmaxOp(x), rtol=1e-5)
     check_jit([((2, 5, 3), F)], lambda x: relay.LogSoftmaxOp(x, axis=1), rtol=1e-5)
     for mode in ("constant", "edge", "reflect"):
-        check_jit([((3, 4), F)], lambda x: relay.PadOp(x, pad_width=(1, 2, 2, 1), pad_mode=mode, pad_value=1.5))
+        check_jit([((3, 4), F)], lambda x, mode=mode: relay.PadOp(x, pad_width=(1, 2, 2, 1), pad_mode=mode, pad_value=1.5))
     check_jit([((3, 4), F)], lambda x: relay.PadOp(x, pad_width=(-1, 2, 0, -2)))
     check_jit([((3, 4), F)], lambda x: relay.DropoutOp(x))
 
@@ -179,7 +179,7 @@ def test_gathers():
     data = np.arange(15, dtype=np.float32).reshape(5, 3)
     idx = np.array([[0, -1], [4, 9]], dtype=np.int64)
     for mode in ("clip", "wrap"):
-        check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i: relay.TakeOp(x, i, axis=0, mode=mode), inputs=[data, idx])
+        check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i, mode=mode: relay.TakeOp(x, i, axis=0, mode=mode), inputs=[data, idx])
     check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i: relay.TakeOp(x, i, axis=1), inputs=[data, idx])
     gidx = np.array([[0, 2, -1], [1, 0, 0]], dtype=np.int32)
     check_jit([((2, 3), F), ((2, 3), "int32")], lambda x, i: relay.GatherOp(x, i, axis=1), inputs=[data[:2], gidx])
@@ -201,7 +201,7 @@ def test_arg_reductions(cls):
 
     x = np.array([[1, 3, 3, 0], [2, 2, 1, 1]], dtype=np.float32)
     for last in (False, True):
-        check_jit([((2, 4), F)], lambda v: cls(v, axis=1, select_last_index=last), inputs=[x])
+        check_jit([((2, 4), F)], lambda v, last=last: cls(v, axis=1, select_last_index=last), inputs=[x])
     check_jit([((2, 4), F)], lambda v: cls(v, axis=0, keepdims=True))
     check_jit([((5,), "int64")], lambda v: cls(v, axis=0))
 
