@@ -121,7 +121,7 @@ def _output_names(path: Path, n: int) -> list[str]:
     try:
         graph = onnx.load(str(path), load_external_data=False).graph
         return [o.name for o in graph.output][:n]
-    except Exception:
+    except Exception:  # noqa: BLE001 - names are only decoration
         return [f"output_{i}" for i in range(n)]
 
 

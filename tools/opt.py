@@ -38,7 +38,7 @@ class XRelayOptMain(xDSLOptMain):
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, between)
-        except Exception as e:  # an unknown pass or a malformed option
+        except Exception as e:  # noqa: BLE001 - an unknown pass or a malformed option
             print(f"xrelay-opt: error: {e}", file=sys.stderr)
             sys.exit(1)
 

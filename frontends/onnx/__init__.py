@@ -9,7 +9,7 @@ files by op group (`elementwise`, `nn`, `tensor`, `reduce`). Users add their own
         return b.emit(relay.TanhOp(b.input(0)))
 """
 
-from xrelay.frontends.onnx import elementwise, nn, reduce, tensor
+from xrelay.frontends.onnx import elementwise, nn, reduce, tensor  # noqa: F401  (registers the converters)
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.importer import from_onnx
 from xrelay.frontends.onnx.registry import lookup, onnx_op, register_converter

@@ -52,7 +52,7 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
         raise Error(f"no ONNX model at {path}")
     try:
         return onnx.load(str(path))
-    except Exception as e:  # protobuf DecodeError, missing external data, ...
+    except Exception as e:  # noqa: BLE001 - protobuf DecodeError, missing external data, ...
         raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
 
 
@@ -171,7 +171,7 @@ class GraphImporter:
             if str(e).startswith("ONNX node"):
                 raise
             raise b.wrap(e) from None
-        except Exception as e:  # a converter bug must still name the node
+        except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise b.wrap(e) from None
         for name, result in zip(node.output, outs):
             if not name or result is None:
