@@ -185,3 +185,32 @@ def test_dispatch_picks_highest_since_not_above_opset():
     assert lookup("VersionedProbe", 5) is v5
     assert lookup("VersionedProbe", 17) is v5
     assert lookup("VersionedProbe", 0) is None
+
+
+def test_external_data_model_loads_from_its_path(tmp_path):
+    model, weights = mlp()
+    path = tmp_path / "mlp.onnx"
+    onnx.save_model(
+        model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+        location="mlp.data", size_threshold=0,
+    )
+    assert (tmp_path / "mlp.data").is_file()
+    module, params = xrelay.from_onnx(str(path))
+    np.testing.assert_array_equal(params["w"], weights["w"])
+
+
+def test_dtype_per_input_and_opset_override():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 0, [3])], [vi("y", None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    module, _ = xrelay.from_onnx(model, dtype={"x": "float64"})
+    assert FunctionSignature.of(main_function(module)).args[0].dtype == np.float64
+    module, _ = xrelay.from_onnx(model, dtype="float16")
+    assert FunctionSignature.of(main_function(module)).args[0].dtype == np.float16
+    # Softmax's axis semantics follow the opset: at 11 the input is coerced to 2-d
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=1)]
+    model = make_model(nodes, [vi("x", [2, 3, 4])], [vi("y", None)], opset=13)
+    ops13 = [op.name for op in xrelay.from_onnx(model)[0].walk() if op.name.startswith("relay.")]
+    ops11 = [op.name for op in xrelay.from_onnx(model, opset=11)[0].walk() if op.name.startswith("relay.")]
+    assert ops13 == ["relay.nn.softmax"]
+    assert ops11 == ["relay.reshape", "relay.nn.softmax", "relay.reshape"]

@@ -377,3 +377,12 @@ func.func @f(%a: tensor<3xf32>) {
   func.return
 }
 // CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.cast' op result type tensor<3xi64> does not match the inferred tensor<3xi32>
+
+// -----
+
+// relay.isnan: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.isnan %a : (tensor<3xi32>) -> tensor<3xi1>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.isnan' op expects a floating-point tensor, got tensor<3xi32>

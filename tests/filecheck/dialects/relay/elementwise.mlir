@@ -50,6 +50,8 @@ func.func @compare_logical(%a: tensor<2x1xf32>, %b: tensor<1x3xf32>, %p: tensor<
   %logical_or = relay.logical_or %p, %q : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
   // CHECK: relay.logical_xor %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
   %logical_xor = relay.logical_xor %p, %q : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: relay.isnan %{{.*}} : (tensor<2x1xf32>) -> tensor<2x1xi1>
+  %nan = relay.isnan %a : (tensor<2x1xf32>) -> tensor<2x1xi1>
   // CHECK: relay.logical_not %{{.*}} : (tensor<2x3xi1>) -> tensor<2x3xi1>
   %not = relay.logical_not %p : (tensor<2x3xi1>) -> tensor<2x3xi1>
   // CHECK: relay.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>

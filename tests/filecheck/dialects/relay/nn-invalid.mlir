@@ -206,3 +206,39 @@ func.func @f(%x: tensor<2x10xf32>) {
   func.return
 }
 // CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.dropout' op rate 1.0 is not in [0, 1)
+
+// -----
+
+// relay.nn.max_pool1d: pool_size with two values.
+func.func @f(%x: tensor<1x4x8xf32>) {
+  %0 = relay.nn.max_pool1d %x {pool_size = array<i64: 2, 2>} : (tensor<1x4x8xf32>) -> tensor<1x4x7xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.max_pool1d' op attribute pool_size needs 1 values, got [2, 2]
+
+// -----
+
+// relay.nn.avg_pool1d: rank-4 data.
+func.func @f(%x: tensor<1x4x8x8xf32>) {
+  %0 = relay.nn.avg_pool1d %x {pool_size = array<i64: 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x7x8xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.avg_pool1d' op expects data of rank 3, got tensor<1x4x8x8xf32>
+
+// -----
+
+// relay.nn.max_pool3d: a window larger than the input.
+func.func @f(%x: tensor<1x2x2x4x4xf32>) {
+  %0 = relay.nn.max_pool3d %x {pool_size = array<i64: 3, 3, 3>} : (tensor<1x2x2x4x4xf32>) -> tensor<1x2x1x2x2xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.max_pool3d' op window of extent 3 does not fit input of size 2 with padding [0, 0]
+
+// -----
+
+// relay.nn.avg_pool3d: a wrong result shape.
+func.func @f(%x: tensor<1x2x4x4x4xf32>) {
+  %0 = relay.nn.avg_pool3d %x {pool_size = array<i64: 2, 2, 2>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.avg_pool3d' op result type tensor<1x2x4x4x4xf32> does not match the inferred tensor<1x2x3x3x3xf32>

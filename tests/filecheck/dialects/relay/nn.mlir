@@ -51,15 +51,23 @@ func.func @normalization(%x: tensor<1x4x2x2xf32>, %v: tensor<4xf32>, %s: tensor<
   func.return
 }
 
-// Pooling: windows with strides, padding and ceil mode; global pools.
+// Pooling: 1-d, 2-d and 3-d windows with strides, padding and ceil mode; global pools.
 // CHECK-LABEL: func.func @pooling
-func.func @pooling(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x7x7xf32>) {
+func.func @pooling(%x: tensor<1x4x8x8xf32>, %y: tensor<1x4x7x7xf32>, %z: tensor<1x4x8xf32>, %v: tensor<1x2x4x4x4xf32>) {
   // CHECK: relay.nn.max_pool2d %{{.*}} {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   %mp = relay.nn.max_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   // CHECK: relay.nn.max_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   %mpc = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   // CHECK: relay.nn.avg_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x7x7xf32>
   %ap = relay.nn.avg_pool2d %y {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x7x7xf32>
+  // CHECK: relay.nn.max_pool1d %{{.*}} {pool_size = array<i64: 3>, strides = array<i64: 2>} : (tensor<1x4x8xf32>) -> tensor<1x4x3xf32>
+  %mp1 = relay.nn.max_pool1d %z {pool_size = array<i64: 3>, strides = array<i64: 2>} : (tensor<1x4x8xf32>) -> tensor<1x4x3xf32>
+  // CHECK: relay.nn.avg_pool1d %{{.*}} {pool_size = array<i64: 2>} : (tensor<1x4x8xf32>) -> tensor<1x4x7xf32>
+  %ap1 = relay.nn.avg_pool1d %z {pool_size = array<i64: 2>} : (tensor<1x4x8xf32>) -> tensor<1x4x7xf32>
+  // CHECK: relay.nn.max_pool3d %{{.*}} {pool_size = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32>
+  %mp3 = relay.nn.max_pool3d %v {pool_size = array<i64: 2, 2, 2>, strides = array<i64: 2, 2, 2>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x2x2x2xf32>
+  // CHECK: relay.nn.avg_pool3d %{{.*}} {pool_size = array<i64: 3, 3, 3>, padding = array<i64: 1, 1, 1, 1, 1, 1>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  %ap3 = relay.nn.avg_pool3d %v {pool_size = array<i64: 3, 3, 3>, padding = array<i64: 1, 1, 1, 1, 1, 1>} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
   // CHECK: relay.nn.global_avg_pool2d %{{.*}} : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>
   %ga = relay.nn.global_avg_pool2d %y : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>
   // CHECK: relay.nn.global_max_pool2d %{{.*}} : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>

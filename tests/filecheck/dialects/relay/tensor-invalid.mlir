@@ -125,3 +125,21 @@ func.func @f(%x: tensor<2x3x4xf32>) {
   func.return
 }
 // CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.shape_of' op result type tensor<3xi32> does not match the inferred tensor<3xi64>
+
+// -----
+
+// relay.gather: indices of another rank than the data.
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  %0 = relay.gather %x, %i : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2xf32>
+  func.return
+}
+// CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.gather' op data tensor<2x3xf32> and indices tensor<2xi64> differ in rank
+
+// -----
+
+// relay.gather_nd: index tuples longer than the data's rank.
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) {
+  %0 = relay.gather_nd %x, %i : (tensor<2x3xf32>, tensor<4x3xi64>) -> tensor<4xf32>
+  func.return
+}
+// CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.gather_nd' op indices tensor<4x3xi64> do not index data tensor<2x3xf32> with batch_dims 0

@@ -60,3 +60,13 @@ func.func @slicing(%x: tensor<2x3x4xf32>, %z: tensor<2x1x4xf32>, %idx: tensor<5x
   %tk2 = relay.take %x, %idx2 {mode = "wrap"} : (tensor<2x3x4xf32>, tensor<2x2xi32>) -> tensor<2x2x3x4xf32>
   func.return
 }
+
+// Element gather (the result has the indices' shape) and gather by index tuples.
+// CHECK-LABEL: func.func @gathers
+func.func @gathers(%x: tensor<2x3x4xf32>, %i: tensor<2x3x2xi64>, %t: tensor<5x2xi64>) {
+  // CHECK: relay.gather %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x2xi64>) -> tensor<2x3x2xf32>
+  %g = relay.gather %x, %i {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x2xi64>) -> tensor<2x3x2xf32>
+  // CHECK: relay.gather_nd %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+  %n = relay.gather_nd %x, %t : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+  func.return
+}

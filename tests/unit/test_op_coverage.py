@@ -1,0 +1,32 @@
+"""Every relay op has a round-trip case and an invalid case in the lit suite, a reference
+implementation, and a lowering to linalg."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from xrelay.dialects import relay
+from xrelay.lowering.relay_to_linalg import LOWERINGS
+from xrelay.reference import IMPLS
+
+DIALECT_TESTS = Path(__file__).resolve().parents[1] / "filecheck" / "dialects" / "relay"
+
+
+def ops_used(files: list[Path]) -> set[str]:
+    text = "\n".join(p.read_text() for p in files)
+    return set(re.findall(r"\b(relay\.[a-z0-9_.]+)", text))
+
+
+ROUND_TRIP = ops_used([p for p in DIALECT_TESTS.glob("*.mlir") if "invalid" not in p.name])
+INVALID = ops_used(list(DIALECT_TESTS.glob("*-invalid.mlir")))
+
+
+@pytest.mark.parametrize("op", relay.ALL_OPS, ids=lambda op: op.name)
+def test_op_is_covered(op):
+    assert op.name in ROUND_TRIP, f"{op.name} has no round-trip case in {DIALECT_TESTS}"
+    assert op.name in INVALID, f"{op.name} has no invalid case in {DIALECT_TESTS}"
+    assert op in IMPLS, f"{op.name} has no reference implementation"
+    assert op in LOWERINGS, f"{op.name} has no lowering to linalg"
