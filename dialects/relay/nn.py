@@ -230,38 +230,47 @@ def _mm_dims(t: TensorType, transpose: bool) -> tuple[int, int]:
     return (cols, rows) if transpose else (rows, cols)
 
 
-@irdl_op_definition
-class MatmulOp(RelayOp):
-    """2-d matrix product with optional transposes: [M, K] x [K, N] -> [M, N].
+class MatmulFamilyOp(RelayOp, ABC):
+    """Matrix products with optional transposes, of rank 2 (matmul) or 3 (batch_matmul,
+    where a batch of 1 broadcasts)."""
 
-    %y = relay.nn.matmul %a, %b {transpose_b = true}
-        : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
-    """
-
-    name = "relay.nn.matmul"
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     transpose_a = bool_prop(False)
     transpose_b = bool_prop(False)
 
+    RANK: ClassVar[int]
+
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         lhs, rhs = expect_count(name, types, 2)
         elem = same_elem(name, [lhs, rhs])
-        expect_rank(name, lhs, 2, "lhs")
-        expect_rank(name, rhs, 2, "rhs")
+        expect_rank(name, lhs, cls.RANK, "lhs")
+        expect_rank(name, rhs, cls.RANK, "rhs")
         m, k1 = _mm_dims(lhs, attrs.transpose_a)
         k2, n = _mm_dims(rhs, attrs.transpose_b)
-        if k1 != k2:
-            raise ShapeError(
-                f"'{name}' reduction sizes differ: {fmt_type(lhs)} and {fmt_type(rhs)}"
-            )
-        return [tensor((m, n), elem)]
+        batch = list(lhs.get_shape()[:-2])
+        other = list(rhs.get_shape()[:-2])
+        if k1 != k2 or (batch != other and 1 not in batch + other):
+            raise ShapeError(f"'{name}' shapes do not match: {fmt_type(lhs)} and {fmt_type(rhs)}")
+        return [tensor((*[max(a, b) for a, b in zip(batch, other)], m, n), elem)]
 
 
 @irdl_op_definition
-class BatchMatmulOp(RelayOp):
+class MatmulOp(MatmulFamilyOp):
+    """2-d matrix product: [M, K] x [K, N] -> [M, N].
+
+    %y = relay.nn.matmul %a, %b {transpose_b = true}
+        : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+    """
+
+    name = "relay.nn.matmul"
+    RANK: ClassVar = 2
+
+
+@irdl_op_definition
+class BatchMatmulOp(MatmulFamilyOp):
     """Batched matrix product: [B, M, K] x [B, K, N] -> [B, M, N]; a batch of 1 broadcasts.
 
     %y = relay.nn.batch_matmul %a, %b
@@ -269,26 +278,7 @@ class BatchMatmulOp(RelayOp):
     """
 
     name = "relay.nn.batch_matmul"
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    result = result_def(TensorType)
-    transpose_a = bool_prop(False)
-    transpose_b = bool_prop(False)
-
-    @classmethod
-    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
-        lhs, rhs = expect_count(name, types, 2)
-        elem = same_elem(name, [lhs, rhs])
-        expect_rank(name, lhs, 3, "lhs")
-        expect_rank(name, rhs, 3, "rhs")
-        b1, b2 = lhs.get_shape()[0], rhs.get_shape()[0]
-        m, k1 = _mm_dims(lhs, attrs.transpose_a)
-        k2, n = _mm_dims(rhs, attrs.transpose_b)
-        if k1 != k2 or (b1 != b2 and 1 not in (b1, b2)):
-            raise ShapeError(
-                f"'{name}' shapes do not match: {fmt_type(lhs)} and {fmt_type(rhs)}"
-            )
-        return [tensor((max(b1, b2), m, n), elem)]
+    RANK: ClassVar = 3
 
 
 # --- normalization -------------------------------------------------------------------------
