@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -186,9 +188,7 @@ def instance_norm(b: Node) -> SSAValue:
 
 
 @onnx_op("LayerNormalization", since=17)
-def layer_norm(b: Node) -> SSAValue:
-    if any(o for o in b.node.output[1:]):
-        raise b.unsupported("LayerNormalization Mean/InvStdDev outputs")
+def layer_norm(b: Node) -> list:
     rank = b.rank(0)
     axis = b.attr("axis", -1) % rank
     norm_shape = b.shape(0)[axis:]
@@ -202,7 +202,21 @@ def layer_norm(b: Node) -> SSAValue:
     else:
         bias = b.constant(np.zeros(norm_shape, b.dtype(0)))
     eps = float(b.attr("epsilon", 1e-5))
-    return b.emit(relay.LayerNormOp(b.input(0), scale, bias, axis=axis, epsilon=eps))
+    y = b.emit(relay.LayerNormOp(b.input(0), scale, bias, axis=axis, epsilon=eps))
+    if not any(o for o in b.node.output[1:]):
+        return [y]
+    # Mean and InvStdDev over the normalized axes, kept as size-1 axes, in the stash type
+    x = b.input(0)
+    axes = tuple(range(axis, rank))
+    mean = b.emit(relay.MeanOp(x, axis=axes, keepdims=True))
+    centered = b.emit(relay.SubtractOp(x, mean))
+    var = b.emit(relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True))
+    inv_std = b.emit(relay.RsqrtOp(b.emit(relay.AddOp(var, b.constant(eps, b.dtype(0))))))
+    stash = onnx.helper.tensor_dtype_to_np_dtype(b.attr("stash_type", 1))
+    if stash != b.dtype(0):
+        mean = b.emit(relay.CastOp(mean, dtype=element_type(stash)))
+        inv_std = b.emit(relay.CastOp(inv_std, dtype=element_type(stash)))
+    return [y, mean, inv_std]
 
 
 @onnx_op("LRN")
