@@ -47,7 +47,7 @@ class LowerRelayOp(RewritePattern):
         except ShapeError as e:
             raise Error(f"{location_str(op)}: cannot lower '{op.name}': {e}") from None
         results = [out] if isinstance(out, SSAValue) else list(out)
-        rewriter.replace_op(op, [], results)
+        rewriter.replace(op, [], results)
 
 
 def relay_to_linalg_patterns() -> list[RewritePattern]:
