@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xrelay.dialects.arith_extras import RemFOp
 from xrelay.errors import Error
 from xrelay.lowering import llvm_extras
 
@@ -78,6 +79,7 @@ FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.SubfOp: llvm.FSubOp,
     arith.MulfOp: llvm.FMulOp,
     arith.DivfOp: llvm.FDivOp,
+    RemFOp: llvm.FRemOp,
     math.PowFOp: llvm.FPowOp,
 }
 

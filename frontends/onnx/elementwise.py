@@ -59,9 +59,8 @@ def pow_(b: Node) -> SSAValue:
 
 @onnx_op("Mod")
 def mod(b: Node) -> SSAValue:
+    """fmod=1: C fmod (sign of the dividend); fmod=0: Python % (sign of the divisor)."""
     cls = relay.ModOp if b.attr("fmod", 0) else relay.FloorModOp
-    if cls is relay.FloorModOp and np.issubdtype(b.dtype(0), np.floating):
-        raise b.error("fmod=0 is only defined for integer inputs")
     return b.emit(cls(b.input(0), b.input(1)))
 
 
@@ -220,6 +219,11 @@ def clip(b: Node) -> SSAValue:
     if b.has_input(2):
         x = b.emit(relay.MinimumOp(x, b.input(2)))
     return x
+
+
+@onnx_op("CastLike", since=15)
+def cast_like(b: Node) -> SSAValue:
+    return b.emit(relay.CastOp(b.input(0), dtype=element_type(b.dtype(1))))
 
 
 @onnx_op("Cast")

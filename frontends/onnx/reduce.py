@@ -17,22 +17,67 @@ REDUCES = {
 }
 
 
-def _reduce(b: Node) -> SSAValue:
-    cls, axes_input_since = REDUCES[b.op_type]
+def _axes(b: Node, axes_input_since: int) -> list[int] | None:
+    """The reduction axes (None: all), or [] for a no-op reduction."""
     if b.opset >= axes_input_since:
         axes = [int(a) for a in b.const(1)] if b.has_input(1) else None
     else:
         axes = b.attr("axes", None)
-    keepdims = bool(b.attr("keepdims", 1))
     if not axes:
-        if b.attr("noop_with_empty_axes", 0):
-            return b.input(0)
-        axes = None
-    return b.emit(cls(b.input(0), axis=axes, keepdims=keepdims))
+        return [] if b.attr("noop_with_empty_axes", 0) else None
+    return list(axes)
+
+
+def _reduce(b: Node) -> SSAValue:
+    cls, axes_input_since = REDUCES[b.op_type]
+    axes = _axes(b, axes_input_since)
+    if axes == []:
+        return b.input(0)
+    return b.emit(cls(b.input(0), axis=axes, keepdims=bool(b.attr("keepdims", 1))))
 
 
 for _name in REDUCES:
     onnx_op(_name)(_reduce)
+
+
+# op type -> (first opset with axes as an input, (pre, reduction, post)) where pre/post are
+# elementwise relay ops applied before and after the reduction
+COMPOSED = {
+    "ReduceSumSquare": (18, ("square", relay.SumOp, None)),
+    "ReduceL1": (18, (relay.AbsOp, relay.SumOp, None)),
+    "ReduceL2": (18, ("square", relay.SumOp, relay.SqrtOp)),
+    "ReduceLogSum": (18, (None, relay.SumOp, relay.LogOp)),
+    "ReduceLogSumExp": (18, ("shifted_exp", relay.SumOp, relay.LogOp)),
+}
+
+
+def _composed_reduce(b: Node) -> SSAValue:
+    since, (pre, reduce, post) = COMPOSED[b.op_type]
+    axes = _axes(b, since)
+    keepdims = bool(b.attr("keepdims", 1))
+    x = b.input(0)
+    if axes == []:
+        axes, keepdims = [], True  # no-op reduction: apply pre/post elementwise
+    shift = None
+    if pre == "square":
+        x = b.emit(relay.MultiplyOp(x, x))
+    elif pre == "shifted_exp":  # log(sum(exp(x - max))) + max never overflows
+        shift = b.emit(relay.MaxOp(x, axis=axes or None, keepdims=True))
+        x = b.emit(relay.ExpOp(b.emit(relay.SubtractOp(x, shift))))
+    elif pre is not None:
+        x = b.emit(pre(x))
+    y = b.emit(reduce(x, axis=axes or None, keepdims=keepdims)) if axes != [] else x
+    if post is not None:
+        y = b.emit(post(y))
+    if shift is not None:
+        if not keepdims:
+            shift = b.emit(relay.ReshapeOp(shift, newshape=y.type.get_shape()))
+        y = b.emit(relay.AddOp(y, shift))
+    return y
+
+
+for _name in COMPOSED:
+    onnx_op(_name)(_composed_reduce)
 
 
 def _arg_reduce(b: Node) -> SSAValue:

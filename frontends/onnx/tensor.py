@@ -46,6 +46,16 @@ def size(b: Node) -> np.ndarray:
     return np.array(math.prod(b.shape(0)), dtype=np.int64)
 
 
+@onnx_op("Range", since=11)
+def range_(b: Node) -> np.ndarray:
+    """Only with start, limit and delta known at import time (the result's length is
+    its shape)."""
+    start, limit, delta = (b.const(i) for i in range(3))
+    if delta == 0:
+        raise b.error("Range with delta 0")
+    return np.arange(start, limit, delta).astype(np.asarray(start).dtype)
+
+
 @onnx_op("Reshape", since=5)
 def reshape(b: Node) -> SSAValue:
     target = [int(d) for d in b.const(1)]

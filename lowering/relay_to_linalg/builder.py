@@ -29,6 +29,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects.arith_extras import RemFOp
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.errors import Error
 from xrelay.ir import location_str
@@ -172,6 +173,7 @@ def scalar_binary(kind: str, a: SSAValue, b: SSAValue) -> Operation:
             "max": arith.MaximumfOp,
             "min": arith.MinimumfOp,
             "pow": math.PowFOp,
+            "rem": RemFOp,
         }
     elif t == i1:
         table = {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}

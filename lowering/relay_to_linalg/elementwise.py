@@ -101,13 +101,14 @@ def _floor_div(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
 
 
 def _remainder(b: Body, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
-    """x - round(x / y) * y with round = floor (Python %) or trunc (C fmod); integer
-    division by zero gives 0 as in the reference."""
-    if is_float(x.type):
-        q = b.unary("floor" if floor else "trunc", b.binary("div", x, y))
-        return b.binary("sub", x, b.binary("mul", q, y))
+    """The remainder with the sign of the dividend (C fmod) or, if `floor`, of the divisor
+    (Python %, moved by one divisor as numpy does); integer division by zero gives 0 as in
+    the reference."""
     zero = b.const(0, x.type)
-    rem = _int_divide(b, x, y, "rem")
+    if is_float(x.type):
+        rem = b.binary("rem", x, y)
+    else:
+        rem = _int_divide(b, x, y, "rem")
     if floor:  # move a non-zero remainder to the divisor's sign
         differ = b.cmp("ne", b.cmp("lt", rem, zero), b.cmp("lt", y, zero))
         adjust = b.binary("and", differ, b.cmp("ne", rem, zero))
