@@ -22,6 +22,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    bf16,
+    f16,
+    f32,
     i1,
 )
 from xdsl.dialects.linalg import attrs as linalg_attrs
@@ -86,6 +89,11 @@ def const_op(value: float | bool, elem: Attribute) -> arith.ConstantOp:
     if elem == i1:
         return arith.ConstantOp(IntegerAttr(-1 if value else 0, i1))
     return arith.ConstantOp(IntegerAttr(int(value), elem))
+
+
+def accumulator_type(elem: Attribute) -> Attribute:
+    """The type sums of `elem` accumulate in: f32 for the half-precision floats."""
+    return f32 if elem in (f16, bf16) else elem
 
 
 class Body:
@@ -317,6 +325,32 @@ class Emitter:
         )
         self.insert(op)
         return list(op.results)
+
+    def accumulate(
+        self,
+        inputs: Sequence[SSAValue],
+        in_maps: Sequence[AffineMapAttr],
+        out_shape: Sequence[int],
+        out_map: AffineMapAttr,
+        iterators: Sequence[str],
+        elem: Attribute,
+        init: float | int,
+        combine: Callable[..., SSAValue],
+    ) -> SSAValue:
+        """A reduction generic into a filled accumulator. Half-precision sums accumulate in
+        f32 and round once at the end: `combine(body, acc, *inputs)` sees float inputs
+        already widened to the accumulator's type."""
+        acc_elem = accumulator_type(elem)
+        acc = self.full(out_shape, acc_elem, init)
+
+        def body(b: Body) -> SSAValue:
+            args = [b.cast(a, acc_elem) if a.type == elem and is_float(elem) else a for a in b.args[: len(inputs)]]
+            return combine(b, b.args[len(inputs)], *args)
+
+        (y,) = self.generic(inputs, in_maps, [acc], [out_map], iterators, body)
+        if acc_elem != elem:
+            y = self.map([y], out_shape, elem, lambda b: b.cast(b.args[0], elem))
+        return y
 
     def map(
         self,

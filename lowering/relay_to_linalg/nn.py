@@ -19,6 +19,7 @@ from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
+    accumulator_type,
     Emitter,
     amap,
     dims,
@@ -98,13 +99,16 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     x_map = amap(rank, [ln, lg, lc, *[lsp[i] * a.strides[i] + lk[i] * a.dilation[i] for i in range(n_sp)]])
     w_map = amap(rank, [lg, lo, lc, *lk])
     out_map = amap(rank, [ln, lg, lo, *lsp])
-    acc = e.full([n, groups, o, *out_shape[2:]], elem, 0)
     iterators = ["parallel"] * (3 + n_sp) + ["reduction"] * (1 + n_sp)
-    (y,) = e.generic(
-        [x, w], [x_map, w_map], [acc], [out_map], iterators,
-        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    y = e.accumulate(
+        [x, w], [x_map, w_map], [n, groups, o, *out_shape[2:]], out_map, iterators, elem, 0,
+        multiply_add,
     )
     return view(e, y, out_shape)
+
+
+def multiply_add(b: Body, acc: SSAValue, x: SSAValue, w: SSAValue) -> SSAValue:
+    return b.binary("add", acc, b.binary("mul", x, w))
 
 
 def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
@@ -125,10 +129,8 @@ def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
     d = dims(rank)
     w_map = amap(rank, [d[1], d[5], d[2], d[6], d[7]])
     out_map = amap(rank, [d[0], d[1], d[2], d[3], d[4]])
-    acc = e.full([n, groups, o, *out_shape[2:]], elem, 0)
 
-    def body(b: Body) -> SSAValue:
-        weight, total = b.args[0], b.args[1]
+    def body(b: Body, total: SSAValue, weight: SSAValue) -> SSAValue:
         ok = None
         src = []
         for axis, (loop, kloop, size) in enumerate(((3, 6, h), (4, 7, wd))):
@@ -140,13 +142,13 @@ def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
             ok = inside if ok is None else b.binary("and", ok, inside)
             src.append(b.clamp(q, size))
         channel = b.affine([(c, b.idx(1)), (1, b.idx(5))])
-        value = b.extract(op.data, [b.idx(0), channel, *src])
+        value = b.cast(b.extract(op.data, [b.idx(0), channel, *src]), total.type)
         assert ok is not None
-        term = b.select(ok, b.binary("mul", value, weight), b.const(0, elem))
+        term = b.select(ok, b.binary("mul", value, weight), b.const(0, total.type))
         return b.binary("add", total, term)
 
     iterators = ["parallel"] * 5 + ["reduction"] * 3
-    (y,) = e.generic([w], [w_map], [acc], [out_map], iterators, body)
+    y = e.accumulate([w], [w_map], [n, groups, o, *out_shape[2:]], out_map, iterators, elem, 0, body)
     return view(e, y, out_shape)
 
 
@@ -161,12 +163,10 @@ def lower_dense(e: Emitter, op: relay.DenseOp) -> SSAValue:
     x_map = amap(rank, [*d[:lead], d[lead + 1]])
     w_map = amap(rank, [d[lead], d[lead + 1]])
     out_map = amap(rank, d[: lead + 1])
-    acc = e.full(out_shape, elem, 0)
-    (y,) = e.generic(
-        [op.data, op.weight], [x_map, w_map], [acc], [out_map], ["parallel"] * (lead + 1) + ["reduction"],
-        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    return e.accumulate(
+        [op.data, op.weight], [x_map, w_map], out_shape, out_map,
+        ["parallel"] * (lead + 1) + ["reduction"], elem, 0, multiply_add,
     )
-    return y
 
 
 def lower_matmul(e: Emitter, op) -> SSAValue:
@@ -174,7 +174,8 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
     out_t = op.results[0].type
     out_shape = list(out_t.get_shape())
     batched = isinstance(op, relay.BatchMatmulOp)
-    if not batched and not op.attrs.transpose_a and not op.attrs.transpose_b:
+    plain = not batched and not op.attrs.transpose_a and not op.attrs.transpose_b
+    if plain and accumulator_type(out_t.element_type) == out_t.element_type:
         acc = e.full(out_shape, out_t.element_type, 0)
         return e.insert(linalg.MatmulOp([op.lhs, op.rhs], [acc]))
     rank = 4 if batched else 3
@@ -192,12 +193,10 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
     lhs_map = operand_map(op.lhs, m, k, op.attrs.transpose_a)
     rhs_map = operand_map(op.rhs, k, nn, op.attrs.transpose_b)
     out_map = amap(rank, [*bdim, m, nn])
-    acc = e.full(out_shape, out_t.element_type, 0)
-    (y,) = e.generic(
-        [op.lhs, op.rhs], [lhs_map, rhs_map], [acc], [out_map], ["parallel"] * (rank - 1) + ["reduction"],
-        lambda b: b.binary("add", b.args[2], b.binary("mul", b.args[0], b.args[1])),
+    return e.accumulate(
+        [op.lhs, op.rhs], [lhs_map, rhs_map], out_shape, out_map,
+        ["parallel"] * (rank - 1) + ["reduction"], out_t.element_type, 0, multiply_add,
     )
-    return y
 
 
 def _along(rank: int, axis: int) -> Attribute:
@@ -275,17 +274,17 @@ def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
     window = e.empty([a.size], elem)
     d = dims(rank + 1)  # x dims, then the window position
 
-    def sum_body(b: Body) -> SSAValue:
+    def sum_body(b: Body, acc: SSAValue, _window: SSAValue) -> SSAValue:
         idx = [b.idx(k) for k in range(rank)]
         i = b.affine([(1, idx[axis]), (1, b.idx(rank))], -before)
         value = b.extract(op.data, [*idx[:axis], b.clamp(i, shape[axis]), *idx[axis + 1 :]])
-        square = b.select(b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, elem))
-        return b.binary("add", b.args[1], square)
+        value = b.cast(value, acc.type)
+        square = b.select(b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, acc.type))
+        return b.binary("add", acc, square)
 
-    acc = e.full(shape, elem, 0)
-    (sums,) = e.generic(
-        [window], [amap(rank + 1, [d[rank]])], [acc], [amap(rank + 1, d[:rank])],
-        ["parallel"] * rank + ["reduction"], sum_body,
+    sums = e.accumulate(
+        [window], [amap(rank + 1, [d[rank]])], shape, amap(rank + 1, d[:rank]),
+        ["parallel"] * rank + ["reduction"], elem, 0, sum_body,
     )
 
     def final(b: Body) -> SSAValue:
@@ -325,12 +324,11 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     sp, win = d[2 : 2 + n_sp], d[2 + n_sp :]
     x_map = amap(rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]])
     window = e.empty(list(a.pool_size), elem)
-    acc = e.full(out_shape, elem, lowest(elem) if is_max else 0)
     kind = "max" if is_max else "add"
-    (y,) = e.generic(
-        [x, window], [x_map, amap(rank, win)], [acc], [amap(rank, d[: 2 + n_sp])],
-        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp,
-        lambda b: b.binary(kind, b.args[2], b.args[0]),
+    y = e.accumulate(
+        [x, window], [x_map, amap(rank, win)], out_shape, amap(rank, d[: 2 + n_sp]),
+        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp, elem, lowest(elem) if is_max else 0,
+        lambda b, acc, value, _window: b.binary(kind, acc, value),
     )
     if is_max:
         return y

@@ -44,12 +44,10 @@ def reduce_into(
         [0 if i in axes else d[i] for i in range(rank)] if keepdims else [d[i] for i in range(rank) if i not in axes]
     )
     iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
-    acc = e.full(out_shape, elem, init)
-    (result,) = e.generic(
-        [data], [identity(rank)], [acc], [amap(rank, out_exprs)], iterators,
-        lambda b: b.binary(kind, b.args[1], b.args[0]),
+    return e.accumulate(
+        [data], [identity(rank)], out_shape, amap(rank, out_exprs), iterators, elem, init,
+        lambda b, acc, x: b.binary(kind, acc, x),
     )
-    return result
 
 
 REDUCERS = {

@@ -211,3 +211,11 @@ def test_constant():
 
     c = np.arange(6, dtype=np.float32).reshape(2, 3)
     check_jit([((2, 3), F)], lambda x: [k := relay.ConstantOp(c), relay.AddOp(x, k)])
+
+
+def test_half_precision_accumulates_in_f32():
+    H = "float16"
+    check_jit([((4, 64), H), ((8, 64), H)], lambda x, w: relay.DenseOp(x, w), rtol=2e-3, atol=2e-3)
+    check_jit([((8, 64), H), ((64, 4), H)], lambda a, b: relay.MatmulOp(a, b), rtol=2e-3, atol=2e-3)
+    check_jit([((3, 100), H)], lambda x: relay.SumOp(x, axis=(1,)), rtol=2e-3, atol=2e-2)
+    check_jit([((1, 3, 6, 6), H), ((2, 3, 3, 3), H)], lambda x, w: relay.Conv2DOp(x, w), rtol=2e-3, atol=2e-3)
