@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     StringAttr,
     TensorType,
     f64,
@@ -112,10 +111,6 @@ def opt_ints_prop() -> Any:
     return opt_prop_def(DenseArrayBase[I64])
 
 
-def floats_prop() -> Any:
-    return prop_def(DenseArrayBase[Float64Type])
-
-
 def int_prop(default: int | None = None) -> Any:
     if default is None:
         return prop_def(IntegerAttr[I64])
@@ -156,10 +151,6 @@ def is_float(elem: Attribute) -> bool:
 
 def is_bool(elem: Attribute) -> bool:
     return elem == i1
-
-
-def is_int(elem: Attribute) -> bool:
-    return isinstance(elem, IntegerType) and elem != i1
 
 
 def tensor(shape: Sequence[int], elem: Attribute) -> TensorType:
