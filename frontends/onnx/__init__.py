@@ -1,7 +1,8 @@
 """The ONNX frontend: `from_onnx(model) -> (module, params)`.
 
 Converters are registered by op type and minimum opset with `@onnx_op("Conv", since=11)`, in
-files by op group (`elementwise`, `nn`, `tensor`, `reduce`). Users add their own the same way:
+files by op group (`elementwise`, `nn`, `tensor`, `reduce`, and `composite` for ops made of
+several relay ops). Users add their own the same way:
 
     from xrelay.frontends.onnx import register_converter
     @register_converter("MyOp", since=1)
@@ -9,7 +10,7 @@ files by op group (`elementwise`, `nn`, `tensor`, `reduce`). Users add their own
         return b.emit(relay.TanhOp(b.input(0)))
 """
 
-from xrelay.frontends.onnx import elementwise, nn, reduce, tensor  # noqa: F401  (registers the converters)
+from xrelay.frontends.onnx import composite, elementwise, nn, reduce, tensor  # noqa: F401  (registers the converters)
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.importer import from_onnx
 from xrelay.frontends.onnx.registry import lookup, onnx_op, register_converter
