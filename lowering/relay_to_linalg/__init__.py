@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerType, ModuleOp, Signedness, TensorType, bf16
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -34,6 +34,18 @@ LOWERINGS: dict[type[RelayOp], Lowering] = {
 }
 
 
+def unsupported_element_type(op: RelayOp) -> Attribute | None:
+    """An operand or result element type the lowering cannot handle yet: unsigned integers
+    (arith works on signless ones) and bf16."""
+    for value in (*op.operands, *op.results):
+        elem = value.type.element_type if isinstance(value.type, TensorType) else None
+        if elem == bf16:
+            return elem
+        if isinstance(elem, IntegerType) and elem.signedness.data != Signedness.SIGNLESS:
+            return elem
+    return None
+
+
 class LowerRelayOp(RewritePattern):
     """Replace a relay op by the ops its lowering function inserts before it."""
 
@@ -42,6 +54,9 @@ class LowerRelayOp(RewritePattern):
         lower = LOWERINGS.get(type(op))
         if lower is None:
             raise Error(f"{location_str(op)}: no lowering to linalg for '{op.name}'")
+        elem = unsupported_element_type(op)
+        if elem is not None:
+            raise Error(f"{location_str(op)}: cannot lower '{op.name}': element type {elem} is not supported yet")
         try:
             out = lower(Emitter(op), op)
         except ShapeError as e:

@@ -219,3 +219,12 @@ def test_half_precision_accumulates_in_f32():
     check_jit([((8, 64), H), ((64, 4), H)], lambda a, b: relay.MatmulOp(a, b), rtol=2e-3, atol=2e-3)
     check_jit([((3, 100), H)], lambda x: relay.SumOp(x, axis=(1,)), rtol=2e-3, atol=2e-2)
     check_jit([((1, 3, 6, 6), H), ((2, 3, 3, 3), H)], lambda x, w: relay.Conv2DOp(x, w), rtol=2e-3, atol=2e-3)
+
+
+def test_unsigned_types_are_refused_with_the_op_named():
+    import xrelay
+    from jit_check import module_of
+
+    module = module_of([((4,), "uint8"), ((4,), "uint8")], lambda a, b: relay.AddOp(a, b))
+    with pytest.raises(xrelay.Error, match=r"cannot lower 'relay.add': element type ui8 is not supported yet"):
+        xrelay.build(module)
