@@ -58,6 +58,7 @@ class FunctionBufferizer:
         self.buffers: dict[SSAValue, SSAValue] = {}
         self.allocs: list[SSAValue] = []
         self.rewriter = Rewriter()
+        self.globals = sum(isinstance(op, memref.GlobalOp) for op in module.ops)
 
     def buffer(self, value: SSAValue, before: Operation) -> SSAValue:
         """The memref holding a tensor value (constants materialize on first use)."""
@@ -71,7 +72,8 @@ class FunctionBufferizer:
         raise Error(f"bufferize: no buffer for a value produced by '{getattr(owner, 'name', owner)}'")
 
     def _global(self, value: DenseIntOrFPElementsAttr, before: Operation) -> SSAValue:
-        name = f"__constant_{len([op for op in self.module.ops if isinstance(op, memref.GlobalOp)])}"
+        name = f"__constant_{self.globals}"
+        self.globals += 1
         mtype = memref_of(value.type)
         self.module.body.block.insert_op_before(
             memref.GlobalOp.get(StringAttr(name), mtype, value, constant=UnitAttr(), alignment=64),

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
-from xrelay.errors import Error, VerificationError
+from xrelay.errors import Error
 from xrelay.ir import parse_module, verify_module
 
 
@@ -60,7 +60,7 @@ class XRelayOptMain(xDSLOptMain):
                 self.apply_passes(module)
                 pieces.append(self.output_resulting_program(module))
             except (Error, VerifyException, DiagnosticException) as e:
-                message = str(e) if isinstance(e, Error) else str(VerificationError(str(e)))
+                message = str(e)
                 if self.args.verify_diagnostics:
                     pieces.append(message + "\n")
                 else:

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import onnx
 from xdsl.ir import SSAValue
-
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.onnx.binder import Node

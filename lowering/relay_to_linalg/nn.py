@@ -19,8 +19,8 @@ from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
-    accumulator_type,
     Emitter,
+    accumulator_type,
     amap,
     dims,
     identity,

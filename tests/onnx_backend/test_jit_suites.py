@@ -8,6 +8,7 @@ import numpy as np
 import onnx
 import pytest
 import xrelay
+from conformance import compare
 from data_cases import DataCase, collect, light_inputs, with_real_weights
 
 # case name -> reason
@@ -32,10 +33,7 @@ def test_jit_matches_expected(case: DataCase):
     lib = xrelay.build(module, params)
     for inputs, expected in case.data_sets():
         outputs = lib.run(*inputs)
-        assert len(outputs) == len(expected)
-        for got, want in zip(outputs, expected):
-            assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
+        compare(outputs, expected, rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import conformance
 import pytest
 from onnx.backend.test.case.node import collect_testcases
 
+
 @pytest.mark.slow
 def test_node_cases_match_the_table():
     names = [c.name for c in collect_testcases(None)]

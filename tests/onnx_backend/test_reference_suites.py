@@ -7,10 +7,10 @@ Expected failures live in XFAIL with a reason; a case that starts passing fails 
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import pytest
 import xrelay
+from conformance import compare
 from data_cases import DataCase, collect
 
 SUITES = ["pytorch-converted", "pytorch-operator", "light"]
@@ -34,10 +34,7 @@ def run_reference(case: DataCase) -> None:
     executor = xrelay.create_executor("debug", module, params)
     for inputs, expected in case.data_sets():
         outputs = executor.run(*inputs)
-        assert len(outputs) == len(expected)
-        for got, want in zip(outputs, expected):
-            assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
+        compare(outputs, expected, rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.parametrize("case", CASES)

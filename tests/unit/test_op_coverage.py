@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from xrelay.dialects import relay
 from xrelay.lowering.relay_to_linalg import LOWERINGS
 from xrelay.reference import IMPLS
