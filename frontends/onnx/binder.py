@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 
 _REQUIRED = object()
 
-# Constants at least this large whose elements are all equal are emitted as a broadcast
-# scalar, so a constant-filled weight does not turn into megabytes of IR.
-SPLAT_MIN_ELEMENTS = 64
-
 
 @dataclass
 class Value:
@@ -160,7 +156,9 @@ class Node:
         if self.fold:
             from xrelay.reference import evaluate_op
 
-            for res, array in zip(op.results, evaluate_op(op, [self.known[v] for v in op.operands])):
+            for res, array in zip(
+                op.results, evaluate_op(op, [self.known[v] for v in op.operands])
+            ):
                 self.known[res] = array
         else:
             self.importer.block.add_op(op)

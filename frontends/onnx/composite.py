@@ -13,8 +13,8 @@ import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type
+from xrelay.frontends.common import matmul_nd
 from xrelay.frontends.onnx.binder import Node
-from xrelay.frontends.onnx.nn import matmul_nd
 from xrelay.frontends.onnx.registry import onnx_op
 
 
@@ -49,8 +49,12 @@ def mean_variance_norm(b: Node) -> SSAValue:
     x = b.input(0)
     mean = b.emit(relay.MeanOp(x, axis=axes, keepdims=True))
     centered = b.emit(relay.SubtractOp(x, mean))
-    var = b.emit(relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True))
-    return b.emit(relay.DivideOp(centered, b.emit(relay.AddOp(b.emit(relay.SqrtOp(var)), _c(b, 1e-9)))))
+    var = b.emit(
+        relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True)
+    )
+    return b.emit(
+        relay.DivideOp(centered, b.emit(relay.AddOp(b.emit(relay.SqrtOp(var)), _c(b, 1e-9))))
+    )
 
 
 @onnx_op("GroupNormalization", since=21)
@@ -76,7 +80,11 @@ def lp_norm(b: Node) -> SSAValue:
     if p == 1:
         norm = b.emit(relay.SumOp(b.emit(relay.AbsOp(x)), axis=(axis,), keepdims=True))
     elif p == 2:
-        norm = b.emit(relay.SqrtOp(b.emit(relay.SumOp(b.emit(relay.MultiplyOp(x, x)), axis=(axis,), keepdims=True))))
+        norm = b.emit(
+            relay.SqrtOp(
+                b.emit(relay.SumOp(b.emit(relay.MultiplyOp(x, x)), axis=(axis,), keepdims=True))
+            )
+        )
     else:
         raise b.unsupported(f"p={p} (only 1 and 2)")
     zero = b.emit(relay.EqualOp(norm, _c(b, 0.0)))
@@ -120,7 +128,9 @@ def one_hot(b: Node) -> SSAValue:
         indices = b.emit(relay.CastOp(indices, dtype=element_type(np.int64)))
     # negative indices count from the end
     negative = b.emit(relay.LessOp(indices, b.constant(0, np.int64)))
-    indices = b.emit(relay.WhereOp(negative, b.emit(relay.AddOp(indices, b.constant(depth, np.int64))), indices))
+    indices = b.emit(
+        relay.WhereOp(negative, b.emit(relay.AddOp(indices, b.constant(depth, np.int64))), indices)
+    )
     indices = b.emit(relay.ExpandDimsOp(indices, axis=axis))
     hit = b.emit(relay.EqualOp(indices, _iota_along(b, axis, rank, depth)))
     values_type = b.dtype(2)
@@ -241,7 +251,13 @@ def mish(b: Node) -> SSAValue:
 @onnx_op("HardSwish", since=14)
 def hard_swish(b: Node) -> SSAValue:
     x = b.input(0)
-    gate = b.emit(relay.ClipOp(b.emit(relay.AddOp(b.emit(relay.MultiplyOp(x, _c(b, 1 / 6))), _c(b, 0.5))), a_min=0.0, a_max=1.0))
+    gate = b.emit(
+        relay.ClipOp(
+            b.emit(relay.AddOp(b.emit(relay.MultiplyOp(x, _c(b, 1 / 6))), _c(b, 0.5))),
+            a_min=0.0,
+            a_max=1.0,
+        )
+    )
     return b.emit(relay.MultiplyOp(x, gate))
 
 

@@ -31,10 +31,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Region, SSAValue
-from xrelay.dialects import relay
-from xrelay.dialects.dtypes import dense_from_numpy, tensor_type
+from xrelay.dialects.dtypes import tensor_type
 from xrelay.errors import Error, UnsupportedOpsError
-from xrelay.frontends.onnx.binder import SPLAT_MIN_ELEMENTS, Node, Value
+from xrelay.frontends.common import emit_constant
+from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import lookup
 from xrelay.ir import verify_module
 from xrelay.signature import arg_attrs
@@ -69,7 +69,9 @@ def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, in
     for node in graph.node:
         version = opset if node.domain in ("", "ai.onnx") else domains.get(node.domain, 1)
         if lookup(node.op_type, version, node.domain) is None:
-            label = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+            label = (
+                node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+            )
             missing[label] += 1
     if missing:
         items = ", ".join(f"{op} x{n}" for op, n in sorted(missing.items()))
@@ -138,19 +140,7 @@ class GraphImporter:
         return tensor_type(tuple(dims), np_dtype)
 
     def materialize(self, array: np.ndarray, loc: LocationAttr) -> SSAValue:
-        """Emit a constant for `array`; a large splat becomes a broadcast scalar."""
-        flat = array.reshape(-1)
-        if array.size >= SPLAT_MIN_ELEMENTS and np.all(flat == flat[0]):
-            scalar = relay.ConstantOp(dense_from_numpy(flat[:1].reshape(())))
-            full = relay.BroadcastToOp(scalar, shape=array.shape)
-            for op in (scalar, full):
-                op.location = loc
-                self.block.add_op(op)
-            return full.results[0]
-        op = relay.ConstantOp(dense_from_numpy(array))
-        op.location = loc
-        self.block.add_op(op)
-        return op.results[0]
+        return emit_constant(self.block, array, loc)
 
     def _convert_node(self, node: onnx.NodeProto, index: int) -> None:
         for name in node.input:

@@ -10,6 +10,7 @@ import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type
+from xrelay.frontends.common import matmul_nd
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -178,7 +179,9 @@ def instance_norm(b: Node) -> SSAValue:
     axes = tuple(range(2, rank))
     mean = b.emit(relay.MeanOp(x, axis=axes, keepdims=True))
     centered = b.emit(relay.SubtractOp(x, mean))
-    var = b.emit(relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True))
+    var = b.emit(
+        relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True)
+    )
     eps = b.constant(b.attr("epsilon", 1e-5), b.dtype(0))
     normed = b.emit(relay.DivideOp(centered, b.emit(relay.SqrtOp(b.emit(relay.AddOp(var, eps))))))
     channel_shape = (b.shape(0)[1],) + (1,) * (rank - 2)
@@ -210,7 +213,9 @@ def layer_norm(b: Node) -> list:
     axes = tuple(range(axis, rank))
     mean = b.emit(relay.MeanOp(x, axis=axes, keepdims=True))
     centered = b.emit(relay.SubtractOp(x, mean))
-    var = b.emit(relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True))
+    var = b.emit(
+        relay.MeanOp(b.emit(relay.MultiplyOp(centered, centered)), axis=axes, keepdims=True)
+    )
     inv_std = b.emit(relay.RsqrtOp(b.emit(relay.AddOp(var, b.constant(eps, b.dtype(0))))))
     stash = onnx.helper.tensor_dtype_to_np_dtype(b.attr("stash_type", 1))
     if stash != b.dtype(0):
@@ -252,43 +257,6 @@ def gemm(b: Node) -> SSAValue:
             c = b.emit(relay.MultiplyOp(c, b.constant(beta, b.dtype(0))))
         y = b.emit(relay.AddOp(y, c))
     return y
-
-
-def matmul_nd(b: Node, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    """numpy matmul semantics on relay matmul/batch_matmul plus reshapes."""
-    ls, rs = list(lhs.type.get_shape()), list(rhs.type.get_shape())
-    batch = list(np.broadcast_shapes(tuple(ls[:-2]), tuple(rs[:-2])))
-    out = batch + ls[-2:-1] * (len(ls) > 1) + rs[-1:] * (len(rs) > 1)
-    if len(ls) == 1:
-        lhs, ls = b.emit(relay.ReshapeOp(lhs, newshape=(1, ls[0]))), [1, ls[0]]
-    if len(rs) == 1:
-        rhs, rs = b.emit(relay.ReshapeOp(rhs, newshape=(rs[0], 1))), [rs[0], 1]
-    y = _matmul_2d_up(b, lhs, rhs, ls, rs, batch)
-    if list(y.type.get_shape()) != out:
-        y = b.emit(relay.ReshapeOp(y, newshape=out))
-    return y
-
-
-def _matmul_2d_up(
-    b: Node, lhs: SSAValue, rhs: SSAValue, ls: list[int], rs: list[int], batch: list[int]
-) -> SSAValue:
-    m, k, n = ls[-2], ls[-1], rs[-1]
-    if len(ls) == 2 and len(rs) == 2:
-        return b.emit(relay.MatmulOp(lhs, rhs))
-    if len(rs) == 2:  # fold the batch into the rows
-        flat = b.emit(relay.ReshapeOp(lhs, newshape=(math.prod(ls[:-1]), k)))
-        y = b.emit(relay.MatmulOp(flat, rhs))
-        return b.emit(relay.ReshapeOp(y, newshape=(*ls[:-1], n)))
-    nb = math.prod(batch)
-
-    def as_3d(v: SSAValue, shape: list[int]) -> SSAValue:
-        full = [*batch, *shape[-2:]]
-        if shape != full:
-            v = b.emit(relay.BroadcastToOp(v, shape=full))
-        return b.emit(relay.ReshapeOp(v, newshape=(nb, *shape[-2:])))
-
-    y = b.emit(relay.BatchMatmulOp(as_3d(lhs, ls), as_3d(rhs, rs)))
-    return b.emit(relay.ReshapeOp(y, newshape=(*batch, m, n)))
 
 
 @onnx_op("MatMul")

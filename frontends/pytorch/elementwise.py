@@ -1,0 +1,300 @@
+"""PyTorch elementwise ops -> relay: arithmetic with torch's type promotion and Python
+scalars, comparisons and logic, unary math, activations, casts and identities."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import SSAValue
+from xrelay.dialects import relay
+from xrelay.frontends.pytorch.call import Call
+from xrelay.frontends.pytorch.registry import aten_op
+
+ARITHMETIC = {
+    "add": relay.AddOp,
+    "sub": relay.SubtractOp,
+    "mul": relay.MultiplyOp,
+    "maximum": relay.MaximumOp,
+    "minimum": relay.MinimumOp,
+    "remainder": relay.FloorModOp,
+    "fmod": relay.ModOp,
+    "pow": relay.PowerOp,
+}
+COMPARISONS = {
+    "eq": relay.EqualOp,
+    "ne": relay.NotEqualOp,
+    "lt": relay.LessOp,
+    "le": relay.LessEqualOp,
+    "gt": relay.GreaterOp,
+    "ge": relay.GreaterEqualOp,
+}
+LOGICAL = {
+    "logical_and": relay.LogicalAndOp,
+    "logical_or": relay.LogicalOrOp,
+    "logical_xor": relay.LogicalXorOp,
+    "bitwise_and": relay.LogicalAndOp,
+    "bitwise_or": relay.LogicalOrOp,
+    "bitwise_xor": relay.LogicalXorOp,
+    "__and__": relay.LogicalAndOp,
+    "__or__": relay.LogicalOrOp,
+    "__xor__": relay.LogicalXorOp,
+}
+# Unary ops whose result is a float: integer inputs are promoted to float32 first, as in torch.
+FLOAT_UNARY = {
+    "exp": relay.ExpOp,
+    "log": relay.LogOp,
+    "sqrt": relay.SqrtOp,
+    "rsqrt": relay.RsqrtOp,
+    "reciprocal": relay.ReciprocalOp,
+    "tanh": relay.TanhOp,
+    "sigmoid": relay.SigmoidOp,
+    "erf": relay.ErfOp,
+    "sin": relay.SinOp,
+    "cos": relay.CosOp,
+}
+SAME_TYPE_UNARY = {
+    "neg": relay.NegativeOp,
+    "abs": relay.AbsOp,
+    "sign": relay.SignOp,
+    "relu": relay.ReluOp,
+    "floor": relay.FloorOp,
+    "ceil": relay.CeilOp,
+}
+
+
+def binary(c: Call, cls: type, lhs: object, rhs: object) -> SSAValue:
+    """`cls(lhs, rhs)` on tensors or scalars, both cast to torch's promoted type."""
+    dtype = c.result_dtype(lhs, rhs)
+    return c.emit(cls(c.as_tensor(lhs, dtype), c.as_tensor(rhs, dtype)))
+
+
+def scalar(c: Call, value: float, like: SSAValue) -> SSAValue:
+    """A scalar constant of `like`'s element type."""
+    return c.constant(value, c.result_dtype(like, like))
+
+
+def _alpha_scaled(c: Call, key: str) -> object:
+    other = c.raw(key)
+    alpha = c.value("alpha", 1)
+    if alpha == 1:
+        return other
+    if not isinstance(other, SSAValue):
+        return other * alpha
+    return binary(c, relay.MultiplyOp, other, alpha)
+
+
+@aten_op(*ARITHMETIC)
+def arithmetic(c: Call) -> SSAValue:
+    name = c.kind.split("::")[1].rstrip("_")
+    rhs = _alpha_scaled(c, "other") if name in ("add", "sub") and "alpha" in c.names else c.raw(1)
+    if name == "pow" and not isinstance(rhs, SSAValue):
+        return _power_scalar(c, c.raw(0), rhs)
+    return binary(c, ARITHMETIC[name], c.raw(0), rhs)
+
+
+def _power_scalar(c: Call, base: object, exponent: object) -> SSAValue:
+    """x ** k: small integer exponents become products, which are exact and cheaper."""
+    if isinstance(base, SSAValue) and exponent in (1, 2, 3) and c.dtype(0).kind == "f":
+        y = base
+        for _ in range(int(exponent) - 1):
+            y = c.emit(relay.MultiplyOp(y, base))
+        return y
+    if exponent == 0.5 and isinstance(base, SSAValue) and c.dtype(0).kind == "f":
+        return c.emit(relay.SqrtOp(base))
+    return binary(c, relay.PowerOp, base, exponent)
+
+
+@aten_op("rsub")
+def rsub(c: Call) -> SSAValue:
+    return binary(c, relay.SubtractOp, _alpha_scaled(c, "other"), c.raw(0))
+
+
+@aten_op("div")
+def div(c: Call) -> SSAValue:
+    mode = c.value("rounding_mode", None)
+    lhs, rhs = c.raw(0), c.raw(1)
+    dtype = c.result_dtype(lhs, rhs)
+    if mode is None and dtype.kind != "f":
+        dtype = np.dtype(np.float32)  # true division of integers gives the default float
+    x, y = c.as_tensor(lhs, dtype), c.as_tensor(rhs, dtype)
+    if mode is None or (mode == "trunc" and dtype.kind != "f"):
+        return c.emit(relay.DivideOp(x, y))
+    if mode == "floor":
+        if dtype.kind == "f":
+            return c.emit(relay.FloorOp(c.emit(relay.DivideOp(x, y))))
+        return c.emit(relay.FloorDivideOp(x, y))
+    if mode == "trunc":  # float: sign(q) * floor(|q|)
+        q = c.emit(relay.DivideOp(x, y))
+        magnitude = c.emit(relay.FloorOp(c.emit(relay.AbsOp(q))))
+        return c.emit(relay.MultiplyOp(c.emit(relay.SignOp(q)), magnitude))
+    raise c.unsupported(f"rounding_mode '{mode}'")
+
+
+@aten_op("floor_divide")
+def floor_divide(c: Call) -> SSAValue:
+    dtype = c.result_dtype(c.raw(0), c.raw(1))
+    x, y = c.as_tensor(c.raw(0), dtype), c.as_tensor(c.raw(1), dtype)
+    if dtype.kind == "f":
+        return c.emit(relay.FloorOp(c.emit(relay.DivideOp(x, y))))
+    return c.emit(relay.FloorDivideOp(x, y))
+
+
+@aten_op(*COMPARISONS)
+def compare(c: Call) -> SSAValue:
+    return binary(c, COMPARISONS[c.kind.split("::")[1].rstrip("_")], c.raw(0), c.raw(1))
+
+
+@aten_op(*LOGICAL)
+def logical(c: Call) -> SSAValue:
+    name = c.kind.split("::")[1]
+    if not name.startswith("__"):
+        name = name.rstrip("_")
+    if name.startswith(("bitwise", "__")) and c.result_dtype(c.raw(0), c.raw(1)) != np.bool_:
+        raise c.unsupported("bitwise op on integer tensors")
+    return c.emit(LOGICAL[name](c.tensor(0, np.bool_), c.tensor(1, np.bool_)))
+
+
+@aten_op("logical_not", "bitwise_not")
+def logical_not(c: Call) -> SSAValue:
+    if c.kind.endswith("bitwise_not") and c.dtype(0) != np.bool_:
+        raise c.unsupported("bitwise_not on integer tensors")
+    return c.emit(relay.LogicalNotOp(c.tensor(0, np.bool_)))
+
+
+@aten_op(*FLOAT_UNARY)
+def float_unary(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    if c.dtype(0).kind != "f":
+        x = c.cast(x, np.float32)
+    return c.emit(FLOAT_UNARY[c.kind.split("::")[1].rstrip("_")](x))
+
+
+@aten_op(*SAME_TYPE_UNARY)
+def same_type_unary(c: Call) -> SSAValue:
+    return c.emit(SAME_TYPE_UNARY[c.kind.split("::")[1].rstrip("_")](c.tensor(0)))
+
+
+@aten_op("isnan")
+def isnan(c: Call) -> SSAValue:
+    return c.emit(relay.IsNanOp(c.tensor(0)))
+
+
+@aten_op("round")
+def round_(c: Call) -> SSAValue:
+    if c.int("decimals", 0) != 0:
+        raise c.unsupported("round with decimals")
+    return c.emit(relay.RoundOp(c.tensor(0)))
+
+
+@aten_op("clamp", "clip")
+def clamp(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    lo, hi = c.raw(1, None), c.raw(2, None)
+    if not isinstance(lo, SSAValue) and not isinstance(hi, SSAValue):
+        a_min = -math.inf if lo is None else float(lo)
+        a_max = math.inf if hi is None else float(hi)
+        if c.dtype(0).kind == "f" and a_min <= a_max:
+            return c.emit(relay.ClipOp(x, a_min=a_min, a_max=a_max))
+    if lo is not None:
+        x = binary(c, relay.MaximumOp, x, lo)
+    if hi is not None:
+        x = binary(c, relay.MinimumOp, x, hi)
+    return x
+
+
+@aten_op("hardtanh", "relu6")
+def hardtanh(c: Call) -> SSAValue:
+    lo, hi = (0.0, 6.0) if c.kind.endswith("relu6") else (c.float(1, -1.0), c.float(2, 1.0))
+    return c.emit(relay.ClipOp(c.tensor(0), a_min=lo, a_max=hi))
+
+
+@aten_op("leaky_relu")
+def leaky_relu(c: Call) -> SSAValue:
+    return c.emit(relay.LeakyReluOp(c.tensor(0), alpha=c.float(1, 0.01)))
+
+
+@aten_op("gelu")
+def gelu(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    if c.value("approximate", "none") == "tanh":
+        cube = c.emit(relay.MultiplyOp(c.emit(relay.MultiplyOp(x, x)), x))
+        inner = c.emit(relay.AddOp(x, c.emit(relay.MultiplyOp(cube, scalar(c, 0.044715, x)))))
+        inner = c.emit(relay.MultiplyOp(inner, scalar(c, math.sqrt(2 / math.pi), x)))
+        gate = c.emit(relay.TanhOp(inner))
+    else:
+        gate = c.emit(relay.ErfOp(c.emit(relay.MultiplyOp(x, scalar(c, 1 / math.sqrt(2), x)))))
+    one_plus = c.emit(relay.AddOp(gate, scalar(c, 1.0, x)))
+    return c.emit(relay.MultiplyOp(c.emit(relay.MultiplyOp(x, scalar(c, 0.5, x))), one_plus))
+
+
+@aten_op("silu")
+def silu(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    return c.emit(relay.MultiplyOp(x, c.emit(relay.SigmoidOp(x))))
+
+
+@aten_op("hardsigmoid")
+def hardsigmoid(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    shifted = c.emit(
+        relay.AddOp(c.emit(relay.MultiplyOp(x, scalar(c, 1 / 6, x))), scalar(c, 0.5, x))
+    )
+    return c.emit(relay.ClipOp(shifted, a_min=0.0, a_max=1.0))
+
+
+@aten_op("hardswish")
+def hardswish(c: Call) -> SSAValue:
+    x = c.tensor(0)
+    gate = c.emit(relay.ClipOp(c.emit(relay.AddOp(x, scalar(c, 3.0, x))), a_min=0.0, a_max=6.0))
+    return c.emit(relay.MultiplyOp(x, c.emit(relay.MultiplyOp(gate, scalar(c, 1 / 6, x)))))
+
+
+@aten_op("where")
+def where(c: Call) -> SSAValue:
+    if c.overload == "" and len(c.names) == 1:
+        raise c.unsupported("where(condition) (data-dependent shape)")
+    dtype = c.result_dtype(c.raw(1), c.raw(2))
+    return c.emit(relay.WhereOp(c.tensor(0, np.bool_), c.tensor(1, dtype), c.tensor(2, dtype)))
+
+
+@aten_op("masked_fill")
+def masked_fill(c: Call) -> SSAValue:
+    dtype = c.dtype(0)
+    return c.emit(relay.WhereOp(c.tensor(1, np.bool_), c.tensor(2, dtype), c.tensor(0)))
+
+
+def _cast_to(c: Call, dtype: np.dtype | None) -> SSAValue:
+    x = c.tensor(0)
+    return x if dtype is None else c.cast(x, dtype)
+
+
+@aten_op("_to_copy", "to")
+def to(c: Call) -> SSAValue:
+    if "other" in c.names:
+        return _cast_to(c, c.dtype("other"))
+    return _cast_to(c, c.dtype_arg("dtype"))
+
+
+@aten_op("type_as")
+def type_as(c: Call) -> SSAValue:
+    return _cast_to(c, c.dtype(1))
+
+
+@aten_op("float", "double", "half", "long", "int", "bool")
+def dtype_method(c: Call) -> SSAValue:
+    names = {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64}
+    names |= {"int": np.int32, "bool": np.bool_}
+    return _cast_to(c, np.dtype(names[c.kind.split("::")[1]]))
+
+
+@aten_op("clone", "contiguous", "detach", "alias", "lift_fresh_copy", "lift_fresh")
+def identity(c: Call) -> SSAValue:
+    return c.tensor(0)
+
+
+@aten_op("dropout", "feature_dropout", "alpha_dropout")
+def dropout(c: Call) -> SSAValue:
+    if c.value("train", False):
+        raise c.unsupported("dropout in training mode (call model.eval() before capture)")
+    return c.tensor(0)
