@@ -10,5 +10,6 @@ from xrelay.frontends.pytorch import elementwise, nn, reduce, tensor  # noqa: F4
 from xrelay.frontends.pytorch.call import Call
 from xrelay.frontends.pytorch.exported import from_exported_program
 from xrelay.frontends.pytorch.registry import aten_op, lookup
+from xrelay.frontends.pytorch.torchscript import from_pytorch
 
-__all__ = ["Call", "aten_op", "from_exported_program", "lookup"]
+__all__ = ["Call", "aten_op", "from_exported_program", "from_pytorch", "lookup"]

@@ -64,6 +64,12 @@ def torch_dtype(dtype: Any) -> torch.dtype:
         raise Error(f"unsupported dtype {dtype}") from None
 
 
+def dtype_code(dtype: Any) -> int:
+    """The c10::ScalarType code TorchScript uses for a dtype."""
+    t = torch_dtype(dtype)
+    return next(code for code, d in _SCALAR_TYPE_CODES.items() if d == t)
+
+
 def np_dtype(dtype: Any) -> np.dtype:
     """The numpy dtype of a torch dtype (or anything `torch_dtype` accepts)."""
     t = torch_dtype(dtype)

@@ -1,0 +1,476 @@
+"""TorchScript (torch.jit.trace / torch.jit.script) -> a builtin.module with `func.func @main`
+of relay ops, plus params.
+
+Imports: torch, the shared op table and binder. Assumes: the shapes in `input_infos` are
+static; control flow whose condition or trip count is known at import time (it is inlined or
+unrolled). Produces: `@main(data inputs in input_infos order..., parameters named by their
+state_dict key...)`, ops located by a NameLoc "kind_n" (or "module.path/kind_n" with
+`preserve_pytorch_scopes`).
+
+The walk: copy the graph and inline calls; collect every op kind that runs at run time and has
+no converter (inside prim::If / prim::Loop blocks too) and report them all at once; then
+convert node by node. Values known at import time (constants, attributes, sizes of static
+shapes, arithmetic on them) are evaluated with torch, so shape arithmetic never reaches the IR.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.ir import SSAValue
+from xrelay.dialects.dtypes import numpy_dtype, tensor_type
+from xrelay.errors import Error
+from xrelay.frontends.pytorch.call import (
+    GraphBuilder,
+    dtype_code,
+    has_ssa,
+    np_dtype,
+    to_numpy,
+    torch_dtype,
+)
+from xrelay.frontends.pytorch.convert import (
+    SHAPE_ONLY,
+    build_main,
+    convert,
+    flatten_outputs,
+    fold,
+    is_index_table,
+    is_nondeterministic,
+    raise_missing,
+    shape_proxy,
+)
+from xrelay.frontends.pytorch.registry import Converter, functional_kind, is_inplace, lookup
+
+# prim ops the walk itself handles (containers, attributes, constants, control flow).
+PRIM_HANDLED = {
+    "prim::Constant",
+    "prim::GetAttr",
+    "prim::ListConstruct",
+    "prim::TupleConstruct",
+    "prim::DictConstruct",
+    "prim::ListUnpack",
+    "prim::TupleUnpack",
+    "prim::TupleIndex",
+    "prim::NumToTensor",
+    "prim::If",
+    "prim::Loop",
+    "prim::dtype",
+    "prim::device",
+    "prim::unchecked_cast",
+    "aten::__getitem__",
+    "aten::len",
+    "aten::warn",
+}
+# Ops whose result aliases their first argument: an in-place op on such a value would also
+# change the tensor it views, which a functional rewrite cannot follow.
+VIEW_KINDS = {
+    "aten::view",
+    "aten::reshape",
+    "aten::select",
+    "aten::slice",
+    "aten::transpose",
+    "aten::permute",
+    "aten::unsqueeze",
+    "aten::squeeze",
+    "aten::expand",
+    "aten::narrow",
+    "aten::t",
+    "aten::flatten",
+    "aten::unflatten",
+    "aten::as_strided",
+    "aten::detach",
+    "aten::__getitem__",
+}
+MAX_UNROLL = 4096
+
+CustomConvertMap = Mapping[str, Callable[..., Any]]
+
+
+class ModuleRef:
+    """A submodule reached by prim::GetAttr: its state_dict path and the module object."""
+
+    def __init__(self, path: str, module: Any) -> None:
+        self.path = path
+        self.module = module
+
+
+def _scope_path(node: torch._C.Node) -> str:
+    """The module path of a node: '__module.a/__module.a.b' and 'M::/T::a/T::b' -> 'a.b'."""
+    segments = [s for s in node.scopeName().split("/") if s]
+    if not segments:
+        return ""
+    last = segments[-1]
+    if last.startswith("__module."):
+        return last[len("__module.") :]
+    return ".".join(p for p in (s.rsplit("::", 1)[-1] for s in segments) if p)
+
+
+def _schema(node: torch._C.Node) -> Any:
+    text = node.schema()
+    return None if text == "(no schema)" else torch._C.parse_schema(text)
+
+
+def _constant(node: torch._C.Node) -> Any:
+    out = node.output()
+    if out.type().kind() == "NoneType":
+        return None
+    return out.toIValue()
+
+
+def _resolve_overload(schema: Any) -> Any:
+    ns, name = schema.name.split("::")
+    packet = getattr(getattr(torch.ops, ns), name)
+    return getattr(packet, schema.overload_name or "default", packet)
+
+
+class ScriptImporter:
+    def __init__(
+        self,
+        module: Any,
+        graph: torch._C.Graph,
+        custom: CustomConvertMap,
+        parser_friendly: bool,
+        preserve_scopes: bool,
+    ) -> None:
+        self.module = module
+        self.graph = graph
+        self.custom = dict(custom)
+        self.parser_friendly = parser_friendly
+        self.preserve_scopes = preserve_scopes
+        self.builder = GraphBuilder()
+        self.env: dict[int, Any] = {}
+        self.producer: dict[int, str] = {}
+        self.params: dict[str, Any] = {}
+        self.param_args: dict[str, SSAValue] = {}
+        self.counts: Counter[str] = Counter()
+
+    # --- inputs --------------------------------------------------------------------------
+
+    def bind_inputs(self, infos: list[tuple[str, tuple[int, ...], Any]]) -> list[str]:
+        inputs = list(self.graph.inputs())
+        if self.module is not None:
+            self.env[inputs[0].unique()] = ModuleRef("", self.module)
+            inputs = inputs[1:]
+        if len(infos) != len(inputs):
+            names = [v.debugName() for v in inputs]
+            raise Error(
+                f"input_infos gives {len(infos)} input(s) but the graph takes {len(inputs)}: {names}"
+            )
+        for value, (name, shape, dtype) in zip(inputs, infos):
+            _check_input(value, name, shape, dtype)
+            arg = self.builder.block.insert_arg(
+                tensor_type(shape, np_dtype(dtype)), len(self.builder.block.args)
+            )
+            self.env[value.unique()] = arg
+        return [name for name, _, _ in infos]
+
+    def _attribute(self, owner: ModuleRef, name: str) -> Any:
+        path = f"{owner.path}.{name}" if owner.path else name
+        obj = getattr(owner.module, name)
+        if isinstance(obj, torch.jit.ScriptModule | torch.nn.Module):
+            return ModuleRef(path, obj)
+        if not isinstance(obj, torch.Tensor):
+            return obj
+        tensor = obj.detach()
+        if is_index_table(tensor):
+            return tensor
+        key = path.replace(".", "_") if self.parser_friendly else path
+        if key not in self.param_args:
+            t = tensor_type(tuple(tensor.shape), np_dtype(tensor.dtype))
+            self.param_args[key] = self.builder.block.insert_arg(t, len(self.builder.block.args))
+            self.params[key] = to_numpy(tensor)
+        return self.param_args[key]
+
+    # --- analysis ------------------------------------------------------------------------
+
+    def check_supported(self) -> None:
+        """Report every run-time op without a converter, in all blocks, at once."""
+        runtime = {i for i, v in self.env.items() if isinstance(v, SSAValue)}
+        missing: Counter[str] = Counter()
+        modules = {i: v.module for i, v in self.env.items() if isinstance(v, ModuleRef)}
+        self._scan(self.graph.nodes(), runtime, missing, modules)
+        raise_missing(missing, "TorchScript")
+
+    def _scan_attribute(self, node: torch._C.Node, modules: dict[int, Any]) -> bool:
+        """Whether a prim::GetAttr gives a parameter (a run-time value); records submodules."""
+        owner = modules.get(next(node.inputs()).unique())
+        obj = getattr(owner, node.s("name"), None)
+        if isinstance(obj, torch.jit.ScriptModule | torch.nn.Module):
+            modules[node.output().unique()] = obj
+        return isinstance(obj, torch.Tensor) and not is_index_table(obj)
+
+    def _scan(
+        self, nodes: Any, runtime: set[int], missing: Counter[str], modules: dict[int, Any]
+    ) -> None:
+        for node in nodes:
+            kind = node.kind()
+            ids = [v.unique() for v in node.inputs()]
+            is_runtime = any(i in runtime for i in ids)
+            if kind == "prim::GetAttr":
+                is_runtime = self._scan_attribute(node, modules)
+            if kind in SHAPE_ONLY or kind in ("prim::dtype", "prim::device", "aten::len"):
+                is_runtime = False
+            if is_runtime:
+                runtime.update(o.unique() for o in node.outputs())
+                known = kind in PRIM_HANDLED or kind in self.custom or lookup(kind) is not None
+                if not known:
+                    missing[kind] += 1
+                elif kind == "prim::If" and ids[0] in runtime:
+                    missing["prim::If (condition computed at run time)"] += 1
+            for block in node.blocks():
+                if is_runtime:
+                    runtime.update(v.unique() for v in block.inputs())
+                self._scan(block.nodes(), runtime, missing, modules)
+                if any(v.unique() in runtime for v in block.outputs()):
+                    runtime.update(o.unique() for o in node.outputs())
+
+    # --- conversion ----------------------------------------------------------------------
+
+    def _label(self, node: torch._C.Node) -> str:
+        scope = _scope_path(node)
+        where = f", in '{scope}'" if scope else ""
+        return f"'{node.kind()}' (#{self.counts[node.kind()]}{where})"
+
+    def _loc(self, node: torch._C.Node) -> NameLoc:
+        name = f"{node.kind()}_{self.counts[node.kind()]}"
+        scope = _scope_path(node)
+        if self.preserve_scopes and scope:
+            name = f"{scope}/{name}"
+        return NameLoc(StringAttr(name), NoneAttr())
+
+    def get(self, value: torch._C.Value) -> Any:
+        return self.env[value.unique()]
+
+    def run_block(self, nodes: Any) -> None:
+        for node in nodes:
+            self.counts[node.kind()] += 1
+            outs = list(node.outputs())
+            results = self.convert_node(node)
+            if len(outs) == 1:
+                results = [results]
+            elif not isinstance(results, list | tuple) or len(results) != len(outs):
+                raise Error(f"PyTorch op {self._label(node)}: expected {len(outs)} results")
+            for out, result in zip(outs, results):
+                self.env[out.unique()] = result
+                self.producer[out.unique()] = node.kind()
+
+    def convert_node(self, node: torch._C.Node) -> Any:
+        kind = node.kind()
+        inputs = [self.get(v) for v in node.inputs()]
+        prim = self._prim(node, kind, inputs)
+        if prim is not _NOT_PRIM:
+            return prim
+        schema = _schema(node)
+        if not has_ssa(inputs) or kind in SHAPE_ONLY:
+            return self._fold(node, schema, inputs)
+        converter: Converter | None = self.custom.get(kind) or lookup(kind)
+        assert converter is not None  # check_supported ran first
+        if is_inplace(kind) and self.producer.get(next(node.inputs()).unique()) in VIEW_KINDS:
+            raise Error(f"PyTorch op {self._label(node)}: unsupported in-place update of a view")
+        names = [a.name for a in schema.arguments] if schema is not None else []
+        names += [f"arg{i}" for i in range(len(names), len(inputs))]
+        overload = schema.overload_name if schema is not None else ""
+        out = convert(
+            self.builder,
+            converter,
+            functional_kind(kind),
+            overload,
+            names,
+            inputs,
+            self._label(node),
+            self._loc(node),
+        )
+        if is_inplace(kind):
+            self.env[next(node.inputs()).unique()] = out
+        return out
+
+    def _fold(self, node: torch._C.Node, schema: Any, inputs: list[Any]) -> Any:
+        if schema is None:
+            raise Error(f"PyTorch op {self._label(node)}: no schema to evaluate it with")
+        op = _resolve_overload(schema)
+        if is_nondeterministic(op):
+            raise Error(f"PyTorch op {self._label(node)}: random ops are not supported")
+        args, kwargs = [], {}
+        for a, value in zip(schema.arguments, shape_proxy(inputs)):
+            if is_inplace(node.kind()) and isinstance(value, torch.Tensor) and not args:
+                value = value.clone()  # never mutate the module's own tensors
+            if a.kwarg_only:
+                kwargs[a.name] = value
+            else:
+                args.append(value)
+        return fold(self._label(node), op, args, kwargs)
+
+    def _prim(self, node: torch._C.Node, kind: str, inputs: list[Any]) -> Any:
+        if kind == "prim::Constant":
+            return _constant(node)
+        if kind == "prim::GetAttr":
+            owner = inputs[0]
+            if not isinstance(owner, ModuleRef):
+                raise Error(f"PyTorch op {self._label(node)}: attribute of a non-module value")
+            return self._attribute(owner, node.s("name"))
+        if kind == "prim::ListConstruct":
+            return list(inputs)
+        if kind == "prim::TupleConstruct":
+            return tuple(inputs)
+        if kind == "prim::DictConstruct":
+            return dict(zip(inputs[0::2], inputs[1::2]))
+        if kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+            return list(inputs[0])
+        if kind == "prim::TupleIndex" or kind == "aten::__getitem__":
+            return inputs[0][inputs[1]]
+        if kind == "aten::len":
+            return len(inputs[0])
+        if kind == "prim::NumToTensor":
+            return inputs[0] if isinstance(inputs[0], SSAValue) else torch.tensor(inputs[0])
+        if kind == "prim::unchecked_cast":
+            return inputs[0]
+        if kind == "prim::dtype":
+            return _dtype_code(inputs[0])
+        if kind == "prim::device":
+            return torch.device("cpu")
+        if kind == "aten::warn":
+            return None
+        if kind == "prim::If":
+            return self._if(node, inputs[0])
+        if kind == "prim::Loop":
+            return self._loop(node, inputs)
+        return _NOT_PRIM
+
+    def _if(self, node: torch._C.Node, condition: Any) -> list[Any]:
+        if has_ssa(condition):
+            raise Error(f"PyTorch op {self._label(node)}: condition computed at run time")
+        then_block, else_block = list(node.blocks())
+        block = then_block if bool(condition) else else_block
+        self.run_block(block.nodes())
+        results = [self.get(v) for v in block.outputs()]
+        return results if len(results) != 1 else results[0]
+
+    def _loop(self, node: torch._C.Node, inputs: list[Any]) -> Any:
+        trips, condition, carried = inputs[0], inputs[1], list(inputs[2:])
+        if has_ssa(trips) or has_ssa(condition):
+            raise Error(f"PyTorch op {self._label(node)}: trip count computed at run time")
+        (body,) = list(node.blocks())
+        block_inputs = list(body.inputs())
+        for i in range(min(int(trips), MAX_UNROLL + 1)):
+            if i == MAX_UNROLL:
+                raise Error(f"PyTorch op {self._label(node)}: more than {MAX_UNROLL} iterations")
+            if not bool(condition):
+                break
+            self.env[block_inputs[0].unique()] = i
+            for value, item in zip(block_inputs[1:], carried):
+                self.env[value.unique()] = item
+            self.run_block(body.nodes())
+            outs = [self.get(v) for v in body.outputs()]
+            condition, carried = outs[0], outs[1:]
+            if has_ssa(condition):
+                raise Error(f"PyTorch op {self._label(node)}: loop condition computed at run time")
+        return carried if len(carried) != 1 else carried[0]
+
+
+_NOT_PRIM = object()
+
+
+def _dtype_code(value: Any) -> int:
+    if isinstance(value, SSAValue):
+        t = value.type
+        assert isinstance(t, TensorType)
+        return dtype_code(numpy_dtype(t.element_type))
+    return dtype_code(value.dtype)
+
+
+def _check_input(value: torch._C.Value, name: str, shape: tuple[int, ...], dtype: Any) -> None:
+    """The graph's own record of an input (traced rank and dtype) must fit input_infos."""
+    t = value.type()
+    if not isinstance(t, torch._C.TensorType):
+        raise Error(
+            f"graph input '{value.debugName()}' ('{name}') is a {t}; only tensor inputs are supported"
+        )
+    rank = t.dim()
+    if rank is not None and rank != len(shape):
+        raise Error(
+            f"input '{name}': input_infos gives rank {len(shape)} {list(shape)} but the graph "
+            f"was captured with rank {rank} {t.sizes()}"
+        )
+    traced = t.dtype()
+    if traced is not None and traced != torch_dtype(dtype):
+        raise Error(
+            f"input '{name}': input_infos gives {torch_dtype(dtype)} but the graph was captured "
+            f"with {traced}"
+        )
+
+
+def _parse_input_infos(infos: Any, default_dtype: str) -> list[tuple[str, tuple[int, ...], Any]]:
+    """[(name, shape)] or [(name, (shape, dtype))] -> [(name, shape, dtype)], validated."""
+    if not isinstance(infos, list | tuple):
+        raise Error("input_infos must be a list of (name, shape) or (name, (shape, dtype))")
+    parsed = []
+    for i, entry in enumerate(infos):
+        if not isinstance(entry, list | tuple) or len(entry) != 2 or not isinstance(entry[0], str):
+            raise Error(
+                f"input_infos[{i}] must be (name, shape) or (name, (shape, dtype)), got {entry!r}"
+            )
+        name, spec = entry
+        dtype: Any = default_dtype
+        if (
+            isinstance(spec, list | tuple)
+            and len(spec) == 2
+            and isinstance(spec[0], list | tuple | torch.Size)
+        ):
+            spec, dtype = spec
+        if not isinstance(spec, list | tuple | torch.Size) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in spec
+        ):
+            raise Error(f"input '{name}': shape must be a list of non-negative ints, got {spec!r}")
+        try:
+            np_dtype(dtype)
+        except Error as e:
+            raise Error(f"input '{name}': {e}") from None
+        parsed.append((name, tuple(int(d) for d in spec), dtype))
+    names = [p[0] for p in parsed]
+    if len(set(names)) != len(names):
+        raise Error(f"input_infos names must be unique, got {names}")
+    return parsed
+
+
+def from_pytorch(
+    script_module: Any,
+    input_infos: Sequence[Any],
+    custom_convert_map: CustomConvertMap | None = None,
+    default_dtype: str = "float32",
+    use_parser_friendly_name: bool = False,
+    preserve_pytorch_scopes: bool = False,
+) -> tuple[ModuleOp, dict[str, Any]]:
+    """Import a TorchScript module or function: `(module, params)`. See the module docstring.
+
+    `input_infos` lists the data inputs in order as `(name, shape)` or `(name, (shape,
+    dtype))`; `custom_convert_map` maps an op kind ("aten::foo", "mylib::bar") to a converter
+    taking a `Call` and returning the op's result(s).
+    """
+    if isinstance(script_module, torch.jit.ScriptModule):
+        module = script_module
+    elif isinstance(script_module, torch.jit.ScriptFunction):
+        module = None
+    else:
+        raise Error(
+            f"from_pytorch expects a TorchScript module (torch.jit.trace or torch.jit.script), "
+            f"got {type(script_module).__name__}; for torch.export programs use "
+            "from_exported_program"
+        )
+    infos = _parse_input_infos(input_infos, default_dtype)
+    graph = script_module.graph.copy()
+    torch._C._jit_pass_onnx_function_substitution(graph)
+    torch._C._jit_pass_inline(graph)
+    importer = ScriptImporter(
+        module, graph, custom_convert_map or {}, use_parser_friendly_name, preserve_pytorch_scopes
+    )
+    data_names = importer.bind_inputs(infos)
+    importer.check_supported()
+    importer.run_block(graph.nodes())
+    outputs = flatten_outputs([importer.get(v) for v in graph.outputs()])
+    names = data_names + list(importer.params)
+    loc = NameLoc(StringAttr("output"), NoneAttr())
+    return build_main(importer.builder, outputs, names, len(data_names), loc), importer.params
