@@ -18,15 +18,17 @@ import operator
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx import Node
 from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
+from xrelay.dialects import relay
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.errors import Error
-from xrelay.frontends.pytorch.call import GraphBuilder, has_ssa, np_dtype, to_numpy
+from xrelay.frontends.pytorch.call import Call, GraphBuilder, has_ssa, np_dtype, to_numpy
 from xrelay.frontends.pytorch.convert import (
     SHAPE_ONLY,
     build_main,
@@ -139,7 +141,11 @@ class ProgramImporter:
         """Report every op that runs at run time and has no converter, all at once."""
         runtime = {n for n, v in self.env.items() if isinstance(v, SSAValue)}
         missing: Counter[str] = Counter()
-        for node in self.graph.nodes:
+        self._scan(self.graph, runtime, missing)
+        raise_missing(missing, "exported program")
+
+    def _scan(self, graph: Any, runtime: set[Node], missing: Counter[str]) -> None:
+        for node in graph.nodes:
             if node.op != "call_function":
                 continue
             kind = _kind(node)
@@ -147,27 +153,35 @@ class ProgramImporter:
             if not inputs or kind in SHAPE_ONLY | NO_OPS:
                 continue
             runtime.add(node)
-            if node.target is not operator.getitem and lookup(kind) is None:
+            if node.target is torch.ops.higher_order.cond:
+                self._scan_branches(node, runtime, missing)
+            elif node.target is not operator.getitem and lookup(kind) is None:
                 missing[kind] += 1
-        raise_missing(missing, "exported program")
+
+    def _scan_branches(self, node: Node, runtime: set[Node], missing: Counter[str]) -> None:
+        operands = node.args[3]
+        for branch in node.args[1:3]:
+            graph = getattr(self.ep.graph_module, branch.target).graph
+            params = [n for n in graph.nodes if n.op == "placeholder"]
+            runtime.update(p for p, o in zip(params, operands) if o in runtime)
+            self._scan(graph, runtime, missing)
 
     # --- conversion ----------------------------------------------------------------------
 
-    def convert_node(self, node: Node) -> None:
+    def convert_node(self, node: Node, env: dict[Node, Any]) -> Any:
         kind = _kind(node)
-        args, kwargs = _map(node.args, self.env), _map(node.kwargs, self.env)
+        args, kwargs = _map(node.args, env), _map(node.kwargs, env)
         if kind in NO_OPS:
-            self.env[node] = None
-            return
+            return None
         if node.target is operator.getitem:
-            self.env[node] = args[0][args[1]]
-            return
+            return args[0][args[1]]
+        if node.target is torch.ops.higher_order.cond:
+            return self._cond(node, *args)
         runtime = has_ssa(args) or has_ssa(kwargs)
         if not runtime or kind in SHAPE_ONLY:
             if is_nondeterministic(node.target):
                 raise Error(f"PyTorch op {_label(node)}: random ops are not supported")
-            self.env[node] = fold(_label(node), node.target, shape_proxy(args), shape_proxy(kwargs))
-            return
+            return fold(_label(node), node.target, shape_proxy(args), shape_proxy(kwargs))
         converter = lookup(kind)
         assert converter is not None  # check_supported ran first
         schema = node.target._schema
@@ -183,26 +197,43 @@ class ProgramImporter:
             _loc(node),
         )
         _check_against_meta(node, out)
-        self.env[node] = out
+        return out
+
+    def run_graph(self, graph: Any, env: dict[Node, Any]) -> list[Any]:
+        """Convert a graph's nodes in order; returns its output values."""
+        for node in graph.nodes:
+            if node.op == "call_function":
+                env[node] = self.convert_node(node, env)
+            elif node.op == "get_attr":
+                env[node] = getattr(self.ep.graph_module, node.target)
+            elif node.op == "output":
+                return list(node.args[0])
+        raise Error("the exported graph has no output node")
+
+    def _cond(self, node: Node, pred: Any, true_gm: Any, false_gm: Any, operands: Any) -> Any:
+        """torch.cond: a known predicate inlines its branch; a run-time one computes both
+        branches (they are pure) and selects each output with relay.where."""
+        outs = []
+        for gm in (true_gm, false_gm):
+            params = [n for n in gm.graph.nodes if n.op == "placeholder"]
+            env = dict(zip(params, operands))
+            outs.append([_map(v, env) for v in self.run_graph(gm.graph, env)])
+        if not has_ssa(pred):
+            return outs[0] if bool(pred) else outs[1]
+        c = Call(self.builder, "higher_order::cond", "", [], [], _label(node), _loc(node))
+        keep = c.as_tensor(pred, np.bool_)
+        return [c.emit(relay.WhereOp(keep, c.as_tensor(t), c.as_tensor(f))) for t, f in zip(*outs)]
 
     def build(self) -> tuple[ModuleOp, dict[str, Any]]:
         num_data = self.bind_inputs()
         self.check_supported()
-        for node in self.graph.nodes:
-            if node.op == "call_function":
-                self.convert_node(node)
-            elif node.op == "get_attr":
-                self.env[node] = getattr(self.ep.graph_module, node.target)
-            elif node.op == "output":
-                outputs = self._outputs(node)
-        module = build_main(
-            self.builder, outputs, self.names, num_data, NameLoc(StringAttr("output"), NoneAttr())
-        )
+        outputs = self._outputs(self.run_graph(self.graph, self.env))
+        loc = NameLoc(StringAttr("output"), NoneAttr())
+        module = build_main(self.builder, outputs, self.names, num_data, loc)
         return module, self.params
 
-    def _outputs(self, node: Node) -> list[Any]:
+    def _outputs(self, values: list[Any]) -> list[Any]:
         specs = self.ep.graph_signature.output_specs
-        values = list(node.args[0])
         kept = []
         for spec, value in zip(specs, values):
             if spec.kind != OutputKind.USER_OUTPUT:
