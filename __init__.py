@@ -15,6 +15,21 @@ from xrelay.ir import parse_module, verify_module
 from xrelay.lowering import build
 from xrelay.reference import create_executor
 
+
+def from_exported_program(exported_program, keep_params_as_inputs=True):  # noqa: ANN001, ANN201
+    """Import a torch.export program: `(module, params)` (see xrelay.frontends.pytorch)."""
+    from xrelay.frontends.pytorch import from_exported_program as convert
+
+    return convert(exported_program, keep_params_as_inputs=keep_params_as_inputs)
+
+
+def from_pytorch(script_module, input_infos, custom_convert_map=None, **options):  # noqa: ANN001, ANN003, ANN201
+    """Import a TorchScript module: `(module, params)` (see xrelay.frontends.pytorch)."""
+    from xrelay.frontends.pytorch import from_pytorch as convert
+
+    return convert(script_module, input_infos, custom_convert_map, **options)
+
+
 __all__ = [
     "Error",
     "ParseError",
@@ -23,7 +38,9 @@ __all__ = [
     "VerificationError",
     "build",
     "create_executor",
+    "from_exported_program",
     "from_onnx",
+    "from_pytorch",
     "parse_module",
     "verify_module",
 ]
