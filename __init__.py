@@ -16,14 +16,14 @@ from xrelay.lowering import build
 from xrelay.reference import create_executor
 
 
-def from_exported_program(exported_program, keep_params_as_inputs=True):  # noqa: ANN001, ANN201
+def from_exported_program(exported_program, keep_params_as_inputs=True):
     """Import a torch.export program: `(module, params)` (see xrelay.frontends.pytorch)."""
     from xrelay.frontends.pytorch import from_exported_program as convert
 
     return convert(exported_program, keep_params_as_inputs=keep_params_as_inputs)
 
 
-def from_pytorch(script_module, input_infos, custom_convert_map=None, **options):  # noqa: ANN001, ANN003, ANN201
+def from_pytorch(script_module, input_infos, custom_convert_map=None, **options):
     """Import a TorchScript module: `(module, params)` (see xrelay.frontends.pytorch)."""
     from xrelay.frontends.pytorch import from_pytorch as convert
 

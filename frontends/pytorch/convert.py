@@ -129,9 +129,11 @@ def build_main(
     outputs: Sequence[Any],
     names: Sequence[str],
     num_data: int,
+    params: dict[str, Any],
     loc: LocationAttr,
 ) -> ModuleOp:
-    """Finish `@main`: return `outputs` (known tensors materialized), name the arguments."""
+    """Finish `@main`: return `outputs` (known tensors materialized), name the arguments,
+    and drop parameters no op uses (from `params` too)."""
     results = []
     for i, value in enumerate(outputs):
         if isinstance(value, Unavailable):
@@ -143,6 +145,11 @@ def build_main(
         results.append(value)
     builder.block.add_op(func.ReturnOp(*results))
     block = builder.block
+    names = list(names)
+    for i in reversed(range(num_data, len(block.args))):
+        if not block.args[i].uses:
+            block.erase_arg(block.args[i])
+            params.pop(names.pop(i), None)
     for arg, name in zip(block.args, names):
         arg.name_hint = _ssa_name(name)
     fn = func.FuncOp(

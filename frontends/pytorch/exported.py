@@ -229,7 +229,7 @@ class ProgramImporter:
         self.check_supported()
         outputs = self._outputs(self.run_graph(self.graph, self.env))
         loc = NameLoc(StringAttr("output"), NoneAttr())
-        module = build_main(self.builder, outputs, self.names, num_data, loc)
+        module = build_main(self.builder, outputs, self.names, num_data, self.params, loc)
         return module, self.params
 
     def _outputs(self, values: list[Any]) -> list[Any]:

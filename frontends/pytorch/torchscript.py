@@ -146,6 +146,8 @@ class ScriptImporter:
         self.producer: dict[int, str] = {}
         self.params: dict[str, Any] = {}
         self.param_args: dict[str, SSAValue] = {}
+        self.param_tensors: dict[str, torch.Tensor] = {}
+        self.used_params: set[str] = set()
         self.counts: Counter[str] = Counter()
 
     # --- inputs --------------------------------------------------------------------------
@@ -168,7 +170,12 @@ class ScriptImporter:
             self.env[value.unique()] = arg
         return [name for name, _, _ in infos]
 
-    def _attribute(self, owner: ModuleRef, name: str) -> Any:
+    def _key(self, path: str) -> str:
+        return path.replace(".", "_") if self.parser_friendly else path
+
+    def _attribute(self, owner: ModuleRef, name: str, create: bool = True) -> Any:
+        """A submodule (ModuleRef), a parameter (its SSA argument; its key when not
+        `create`), an index-table buffer (a tensor) or another attribute value."""
         path = f"{owner.path}.{name}" if owner.path else name
         obj = getattr(owner.module, name)
         if isinstance(obj, torch.jit.ScriptModule | torch.nn.Module):
@@ -178,11 +185,10 @@ class ScriptImporter:
         tensor = obj.detach()
         if is_index_table(tensor):
             return tensor
-        key = path.replace(".", "_") if self.parser_friendly else path
-        if key not in self.param_args:
-            t = tensor_type(tuple(tensor.shape), np_dtype(tensor.dtype))
-            self.param_args[key] = self.builder.block.insert_arg(t, len(self.builder.block.args))
-            self.params[key] = to_numpy(tensor)
+        key = self._key(path)
+        if not create:
+            self.param_tensors[key] = tensor
+            return key
         return self.param_args[key]
 
     # --- analysis ------------------------------------------------------------------------
@@ -191,17 +197,34 @@ class ScriptImporter:
         """Report every run-time op without a converter, in all blocks, at once."""
         runtime = {i for i, v in self.env.items() if isinstance(v, SSAValue)}
         missing: Counter[str] = Counter()
-        modules = {i: v.module for i, v in self.env.items() if isinstance(v, ModuleRef)}
+        modules = {i: v for i, v in self.env.items() if isinstance(v, ModuleRef)}
         self._scan(self.graph.nodes(), runtime, missing, modules)
         raise_missing(missing, "TorchScript")
+        self._bind_params()
 
-    def _scan_attribute(self, node: torch._C.Node, modules: dict[int, Any]) -> bool:
-        """Whether a prim::GetAttr gives a parameter (a run-time value); records submodules."""
+    def _bind_params(self) -> None:
+        """Parameter arguments in state_dict order (then any others in use order)."""
+        order = list(self.module.state_dict()) if self.module is not None else []
+        rank = {self._key(k): i for i, k in enumerate(order)}
+        for key in sorted(self.used_params, key=lambda k: rank.get(k, len(rank))):
+            tensor = self.param_tensors[key]
+            t = tensor_type(tuple(tensor.shape), np_dtype(tensor.dtype))
+            self.param_args[key] = self.builder.block.insert_arg(t, len(self.builder.block.args))
+            self.params[key] = to_numpy(tensor)
+
+    def _scan_attribute(self, node: torch._C.Node, modules: dict[int, ModuleRef]) -> bool:
+        """Whether a prim::GetAttr gives a parameter (a run-time value); records submodules
+        and the parameters used."""
         owner = modules.get(next(node.inputs()).unique())
-        obj = getattr(owner, node.s("name"), None)
-        if isinstance(obj, torch.jit.ScriptModule | torch.nn.Module):
-            modules[node.output().unique()] = obj
-        return isinstance(obj, torch.Tensor) and not is_index_table(obj)
+        if owner is None:
+            return False
+        value = self._attribute(owner, node.s("name"), create=False)
+        if isinstance(value, ModuleRef):
+            modules[node.output().unique()] = value
+        if isinstance(value, str):
+            self.used_params.add(value)
+            return True
+        return False
 
     def _scan(
         self, nodes: Any, runtime: set[int], missing: Counter[str], modules: dict[int, Any]
@@ -473,4 +496,6 @@ def from_pytorch(
     outputs = flatten_outputs([importer.get(v) for v in graph.outputs()])
     names = data_names + list(importer.params)
     loc = NameLoc(StringAttr("output"), NoneAttr())
-    return build_main(importer.builder, outputs, names, len(data_names), loc), importer.params
+    return build_main(
+        importer.builder, outputs, names, len(data_names), importer.params, loc
+    ), importer.params

@@ -9,8 +9,9 @@ MobileNetV2 and ConvNeXt-tiny are the real architectures, run on small images).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
