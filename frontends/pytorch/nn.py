@@ -28,7 +28,15 @@ def _bias_channels(c: Call, y: SSAValue, key: str) -> SSAValue:
     return c.emit(relay.BiasAddOp(y, c.tensor(key), axis=1))
 
 
-@aten_op("convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose2d")
+@aten_op(
+    "convolution",
+    "_convolution",
+    "_convolution_mode",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose2d",
+)
 def convolution(c: Call) -> SSAValue:
     n = c.rank(0) - 2
     if n not in CONVS:

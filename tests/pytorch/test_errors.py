@@ -206,5 +206,7 @@ def test_wrong_run_time_input_is_an_error() -> None:
     model, x = Small().eval(), torch.randn(2, 4)
     module, params = xrelay.from_exported_program(torch.export.export(model, (x,)))
     lib = xrelay.build(module, params=params)
-    with pytest.raises(xrelay.Error, match=r"input 'x' expects float32\[2, 4\], got float32\[3, 4\]"):
+    with pytest.raises(
+        xrelay.Error, match=r"input 'x' expects float32\[2, 4\], got float32\[3, 4\]"
+    ):
         lib.run(x=np.zeros((3, 4), np.float32))
