@@ -64,6 +64,11 @@ PRIM_HANDLED = {
     "aten::__getitem__",
     "aten::len",
     "aten::warn",
+    "aten::append",
+    "aten::__is__",
+    "aten::__isnot__",
+    "aten::__not__",
+    "aten::list",
 }
 # Ops whose result aliases their first argument: an in-place op on such a value would also
 # change the tensor it views, which a functional rewrite cannot follow.
@@ -347,6 +352,17 @@ class ScriptImporter:
             return inputs[0][inputs[1]]
         if kind == "aten::len":
             return len(inputs[0])
+        if kind == "aten::append":
+            inputs[0].append(inputs[1])  # TorchScript lists are mutable and shared
+            return inputs[0]
+        if kind == "aten::list":
+            return list(inputs[0])
+        if kind in ("aten::__is__", "aten::__isnot__"):
+            a, b = inputs
+            same = (a is None and b is None) if a is None or b is None else a is b
+            return same if kind == "aten::__is__" else not same
+        if kind == "aten::__not__" and not has_ssa(inputs[0]):
+            return not inputs[0]
         if kind == "prim::NumToTensor":
             return inputs[0] if isinstance(inputs[0], SSAValue) else torch.tensor(inputs[0])
         if kind == "prim::unchecked_cast":

@@ -12,6 +12,7 @@ from torch_zoo import ZOO, torch_outputs
 pytestmark = [
     pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning"),
     pytest.mark.filterwarnings("ignore::FutureWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
 
 CASES = [
@@ -24,12 +25,15 @@ CASES = [
 def import_model(path: str, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
     if path == "exported":
         return xrelay.from_exported_program(torch.export.export(model, inputs))
-    traced = torch.jit.trace(model, inputs, strict=False)
+    if path == "scripted":
+        captured = torch.jit.script(model)
+    else:
+        captured = torch.jit.trace(model, inputs, strict=False)
     infos = [
         (f"input{i}", (tuple(x.shape), str(x.dtype).removeprefix("torch.")))
         for i, x in enumerate(inputs)
     ]
-    return xrelay.from_pytorch(traced, infos)
+    return xrelay.from_pytorch(captured, infos)
 
 
 @pytest.mark.parametrize(("name", "path"), CASES)

@@ -20,6 +20,7 @@ from torch import nn
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 BOTH = ("exported", "traced")
+ALL_PATHS = (*BOTH, "scripted")  # torch.jit.script handles the hand-written modules
 
 
 @dataclass
@@ -227,10 +228,16 @@ def _convnext() -> Any:
 
 
 ZOO: dict[str, ZooModel] = {
-    "mlp": ZooModel(_seeded(lambda: (MLP().eval(), (torch.randn(4, 32),)))),
-    "cnn": ZooModel(_seeded(lambda: (lively(CNN()), (torch.randn(2, 3, 16, 16),)))),
-    "attention": ZooModel(_seeded(lambda: (Attention().eval(), (torch.randn(2, 8, 32),)))),
-    "norm_block": ZooModel(_seeded(lambda: (NormBlock().eval(), (torch.randn(3, 5, 24),)))),
+    "mlp": ZooModel(_seeded(lambda: (MLP().eval(), (torch.randn(4, 32),))), paths=ALL_PATHS),
+    "cnn": ZooModel(
+        _seeded(lambda: (lively(CNN()), (torch.randn(2, 3, 16, 16),))), paths=ALL_PATHS
+    ),
+    "attention": ZooModel(
+        _seeded(lambda: (Attention().eval(), (torch.randn(2, 8, 32),))), paths=ALL_PATHS
+    ),
+    "norm_block": ZooModel(
+        _seeded(lambda: (NormBlock().eval(), (torch.randn(3, 5, 24),))), paths=ALL_PATHS
+    ),
     "cond": ZooModel(_seeded(lambda: (Cond().eval(), (torch.randn(2, 8),))), paths=("exported",)),
     "bert": ZooModel(_seeded(_bert)),
     "distilbert": ZooModel(_seeded(_distilbert)),
