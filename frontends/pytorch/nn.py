@@ -194,7 +194,9 @@ def _window(c: Call) -> tuple[int, list[int], list[int], list[int]]:
     return n, kernel, stride, padding
 
 
-@aten_op("max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices")
+@aten_op(
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices"
+)
 def max_pool(c: Call) -> object:
     n, kernel, stride, padding = _window(c)
     if n not in MAX_POOLS:

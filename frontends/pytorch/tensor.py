@@ -80,6 +80,14 @@ def permute(c: Call) -> SSAValue:
     return c.emit(relay.TransposeOp(c.tensor(0), axes=axes))
 
 
+@aten_op("numpy_T")
+def reverse_axes(c: Call) -> SSAValue:
+    rank = c.rank(0)
+    if rank < 2:
+        return c.tensor(0)
+    return c.emit(relay.TransposeOp(c.tensor(0), axes=list(reversed(range(rank)))))
+
+
 @aten_op("transpose", "swapaxes")
 def transpose(c: Call) -> SSAValue:
     rank = c.rank(0)
@@ -226,7 +234,7 @@ def _split_at(c: Call, sizes: list[int], axis: int) -> list[SSAValue]:
     return list(op.results)
 
 
-@aten_op("split", "split_with_sizes", "chunk", "tensor_split", "unsafe_split")
+@aten_op("split", "split_with_sizes", "chunk", "unsafe_split")
 def split(c: Call) -> list[SSAValue]:
     axis = _axis(c, c.int("dim", 0), c.rank(0))
     size = c.shape(0)[axis]
@@ -234,8 +242,6 @@ def split(c: Call) -> list[SSAValue]:
     if name == "chunk":
         step = -(-size // c.int("chunks"))
         sizes = [min(step, size - i) for i in range(0, size, step)]
-    elif name == "tensor_split":
-        raise c.unsupported("tensor_split")
     else:
         arg = c.value(1)
         if isinstance(arg, int):

@@ -240,6 +240,36 @@ CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] =
         ),
         (r(2, 3, 4), r(2, 4, 3), r(3), r(4)),
     ),
+    "more_kinds": (
+        lambda x, y, i: (
+            torch.floor_divide(x, y.abs() + 1)
+            + (x >= y).float()
+            + x.isnan().float()
+            + torch.logical_and(x > 0, y > 0).float()
+            + torch.logical_or(x > 0, y > 0).float()
+            + torch.logical_xor(x > 0, y > 0).float()
+            + torch.minimum(x, y)
+            + torch.clip(x, -1, 1)
+            + i.type_as(x)
+            + x.view_as(y)
+            + x.reshape_as(y).detach()
+            + x.swapaxes(0, 1).T
+            + torch.broadcast_to(y[0], (3, 4))
+            + torch.concat([x, y], 0)[:3]
+            + x.double().half().float()
+            + i.long().int().float()
+            + i.bool().float()
+        ),
+        (r(3, 4), r(3, 4), ints(3, 4)),
+    ),
+    "conv3d_pools_3d_1d": (
+        lambda x, w: (
+            F.max_pool3d(F.conv3d(x, w, padding=1), 2).sum((2, 3, 4))
+            + F.avg_pool3d(x, 2).sum((2, 3, 4)).repeat(1, 2)[:, :4]
+            + F.adaptive_avg_pool1d(x.flatten(2), 4).sum(2).repeat(1, 2)[:, :4]
+        ),
+        (r(1, 2, 4, 4, 4), r(4, 2, 3, 3, 3)),
+    ),
     "sdpa_masks": (
         lambda q, k, v, m: (
             F.scaled_dot_product_attention(q, k, v, attn_mask=m > 0)
