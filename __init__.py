@@ -14,6 +14,7 @@ from xrelay.frontends.onnx import from_onnx
 from xrelay.ir import parse_module, verify_module
 from xrelay.lowering import build
 from xrelay.reference import create_executor
+from xrelay.transforms.bind_params import bind_params_by_name
 
 
 def from_exported_program(exported_program, keep_params_as_inputs=True):
@@ -36,6 +37,7 @@ __all__ = [
     "ShapeError",
     "UnsupportedOpsError",
     "VerificationError",
+    "bind_params_by_name",
     "build",
     "create_executor",
     "from_exported_program",

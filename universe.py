@@ -19,6 +19,7 @@ def _relay() -> Dialect:
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {"relay": _relay}
 
+
 def _relay_to_linalg() -> type[ModulePass]:
     from xrelay.lowering.relay_to_linalg import RelayToLinalg
 
@@ -49,7 +50,14 @@ def _lower_to_llvm() -> type[ModulePass]:
     return LowerToLLVM
 
 
+def _fold_constants() -> type[ModulePass]:
+    from xrelay.transforms.fold_constants import FoldConstants
+
+    return FoldConstants
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "fold-constants": _fold_constants,
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,
     "outline-kernels": _outline_kernels,

@@ -25,15 +25,19 @@ class Emitter(Protocol):
     def emit(self, op: Operation) -> Any: ...
 
 
-def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValue:
-    """Append a constant holding `array` to `block`; a large splat becomes a broadcast scalar."""
+def constant_ops(array: np.ndarray) -> list[Operation]:
+    """The ops of a constant holding `array` (the last one gives the value): a relay.constant,
+    or for a large splat a 0-d constant broadcast to the shape."""
     flat = array.reshape(-1)
     if array.size >= SPLAT_MIN_ELEMENTS and np.all(flat == flat[0]):
         scalar = relay.ConstantOp(dense_from_numpy(flat[:1].reshape(())))
-        full = relay.BroadcastToOp(scalar, shape=array.shape)
-        ops = [scalar, full]
-    else:
-        ops = [relay.ConstantOp(dense_from_numpy(array))]
+        return [scalar, relay.BroadcastToOp(scalar, shape=array.shape)]
+    return [relay.ConstantOp(dense_from_numpy(array))]
+
+
+def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValue:
+    """Append a constant holding `array` to `block`; a large splat becomes a broadcast scalar."""
+    ops = constant_ops(array)
     for op in ops:
         op.location = loc
         block.add_op(op)
