@@ -56,8 +56,15 @@ def _fold_constants() -> type[ModulePass]:
     return FoldConstants
 
 
+def _simplify_inference() -> type[ModulePass]:
+    from xrelay.transforms.simplify_inference import SimplifyInference
+
+    return SimplifyInference
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fold-constants": _fold_constants,
+    "simplify-inference": _simplify_inference,
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,
     "outline-kernels": _outline_kernels,

@@ -47,3 +47,20 @@ def test_bind_params_errors() -> None:
         xrelay.Error, match="'0.weight' is tensor<4x3x3x3xf32> but the array is float64"
     ):
         xrelay.bind_params_by_name(module, {"0.weight": np.zeros((4, 3, 3, 3))})
+
+
+def test_simplify_inference_then_fold_matches() -> None:
+    from xrelay.transforms.simplify_inference import SimplifyInference
+
+    module, params, x, want = _model()
+    xrelay.bind_params_by_name(module, params)
+    SimplifyInference().apply(Context(), module)
+    FoldConstants().apply(Context(), module)
+    xrelay.verify_module(module)
+    names = [op.name for op in module.walk()]
+    assert "relay.nn.batch_norm" not in names
+    conv = next(op for op in module.walk() if isinstance(op, relay.Conv2DOp))
+    assert isinstance(conv.weight.owner, relay.ConstantOp)
+    assert [type(u.operation) for u in conv.result.uses] == [relay.BiasAddOp]
+    (got,) = xrelay.build(module).run(x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

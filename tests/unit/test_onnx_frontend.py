@@ -96,7 +96,9 @@ def test_unsupported_ops_reported_all_at_once():
     model = make_model(nodes, [vi("x", [1, 2, 3])], [vi("out", None)])
     with pytest.raises(xrelay.UnsupportedOpsError) as err:
         xrelay.from_onnx(model)
-    assert str(err.value) == "3 unsupported ONNX operators (opset 13): LSTM x2, NonMaxSuppression x1"
+    assert (
+        str(err.value) == "3 unsupported ONNX operators (opset 13): LSTM x2, NonMaxSuppression x1"
+    )
 
 
 def test_shape_override_and_unknown_input():
@@ -113,7 +115,9 @@ def test_shape_override_and_unknown_input():
 def test_dangling_input_names_the_node():
     nodes = [helper.make_node("Add", ["x", "ghost"], ["y"], name="adder")]
     model = make_model(nodes, [vi("x", [3])], [vi("y", [3])])
-    with pytest.raises(xrelay.Error, match=r"ONNX node 'adder' \(Add\): input 'ghost' is not defined"):
+    with pytest.raises(
+        xrelay.Error, match=r"ONNX node 'adder' \(Add\): input 'ghost' is not defined"
+    ):
         xrelay.from_onnx(model)
 
 
@@ -130,14 +134,18 @@ def test_corrupt_and_missing_files(tmp_path):
 def test_shape_error_names_the_node():
     nodes = [helper.make_node("Add", ["x", "z"], ["y"], name="bad_add")]
     model = make_model(nodes, [vi("x", [2, 3]), vi("z", [4])], [vi("y", None)])
-    with pytest.raises(xrelay.Error, match=r"ONNX node 'bad_add' \(Add\): 'relay.add' operand shapes"):
+    with pytest.raises(
+        xrelay.Error, match=r"ONNX node 'bad_add' \(Add\): 'relay.add' operand shapes"
+    ):
         xrelay.from_onnx(model)
 
 
 def test_runtime_value_where_a_constant_is_needed():
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")]
     model = make_model(nodes, [vi("x", [6]), vi("shape", [2], TensorProto.INT64)], [vi("y", None)])
-    with pytest.raises(xrelay.Error, match=r"ONNX node 'r' \(Reshape\): unsupported input 1 .* must be a constant"):
+    with pytest.raises(
+        xrelay.Error, match=r"ONNX node 'r' \(Reshape\): unsupported input 1 .* must be a constant"
+    ):
         xrelay.from_onnx(model)
 
 
@@ -145,7 +153,9 @@ def test_wrong_input_at_run_time_is_an_error():
     model, _ = mlp()
     module, params = xrelay.from_onnx(model)
     ex = xrelay.create_executor("debug", module, params)
-    with pytest.raises(xrelay.Error, match=r"input 'x' expects float32\[2, 8\], got float64\[2, 8\]"):
+    with pytest.raises(
+        xrelay.Error, match=r"input 'x' expects float32\[2, 8\], got float64\[2, 8\]"
+    ):
         ex.run(x=np.zeros((2, 8)))
     with pytest.raises(xrelay.Error, match=r"unknown input 'q'"):
         ex.run(q=np.zeros((2, 8), np.float32))
@@ -191,8 +201,12 @@ def test_external_data_model_loads_from_its_path(tmp_path):
     model, weights = mlp()
     path = tmp_path / "mlp.onnx"
     onnx.save_model(
-        model, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-        location="mlp.data", size_threshold=0,
+        model,
+        str(path),
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="mlp.data",
+        size_threshold=0,
     )
     assert (tmp_path / "mlp.data").is_file()
     module, params = xrelay.from_onnx(str(path))
@@ -201,7 +215,9 @@ def test_external_data_model_loads_from_its_path(tmp_path):
 
 def test_dtype_per_input_and_opset_override():
     nodes = [helper.make_node("Relu", ["x"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 0, [3])], [vi("y", None)])
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", 0, [3])], [vi("y", None)]
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     module, _ = xrelay.from_onnx(model, dtype={"x": "float64"})
     assert FunctionSignature.of(main_function(module)).args[0].dtype == np.float64
@@ -211,6 +227,10 @@ def test_dtype_per_input_and_opset_override():
     nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=1)]
     model = make_model(nodes, [vi("x", [2, 3, 4])], [vi("y", None)], opset=13)
     ops13 = [op.name for op in xrelay.from_onnx(model)[0].walk() if op.name.startswith("relay.")]
-    ops11 = [op.name for op in xrelay.from_onnx(model, opset=11)[0].walk() if op.name.startswith("relay.")]
+    ops11 = [
+        op.name
+        for op in xrelay.from_onnx(model, opset=11)[0].walk()
+        if op.name.startswith("relay.")
+    ]
     assert ops13 == ["relay.nn.softmax"]
     assert ops11 == ["relay.reshape", "relay.nn.softmax", "relay.reshape"]

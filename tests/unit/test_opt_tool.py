@@ -10,13 +10,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DIALECT_FILES = sorted(
-    p for p in (ROOT / "tests" / "filecheck" / "dialects").rglob("*.mlir") if "invalid" not in p.name
+    p
+    for p in (ROOT / "tests" / "filecheck" / "dialects").rglob("*.mlir")
+    if "invalid" not in p.name
 )
 
 
-def opt(*argv: str, stdin: str | None = None, tool: str = "xrelay.tools.opt") -> subprocess.CompletedProcess:
+def opt(
+    *argv: str, stdin: str | None = None, tool: str = "xrelay.tools.opt"
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", tool, *argv], input=stdin, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", tool, *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

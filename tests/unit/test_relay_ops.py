@@ -29,7 +29,10 @@ def test_comparisons_give_bool(args):
 
 def test_broadcast_mismatch_names_op_and_shapes(args):
     a, b = args(((2, 3), "float32"), ((4,), "float32"))
-    with pytest.raises(xrelay.ShapeError, match=r"'relay.add' operand shapes are not broadcastable: tensor<2x3xf32>, tensor<4xf32>"):
+    with pytest.raises(
+        xrelay.ShapeError,
+        match=r"'relay.add' operand shapes are not broadcastable: tensor<2x3xf32>, tensor<4xf32>",
+    ):
         relay.AddOp(a, b)
 
 
@@ -68,7 +71,12 @@ def test_cast_and_clip(args):
         ((1, 3, 9, 9), (4, 3, 3, 3), {"dilation": (2, 2)}, (1, 4, 5, 5)),
         ((1, 4, 8, 8), (8, 1, 3, 3), {"groups": 4, "padding": (1, 1, 1, 1)}, (1, 8, 8, 8)),
         ((1, 3, 7, 6), (2, 3, 2, 3), {"padding": (0, 1, 1, 0), "strides": (2, 1)}, (1, 2, 4, 5)),
-        ((2, 8, 8, 3), (3, 3, 3, 5), {"data_layout": "NHWC", "kernel_layout": "HWIO"}, (2, 6, 6, 5)),
+        (
+            (2, 8, 8, 3),
+            (3, 3, 3, 5),
+            {"data_layout": "NHWC", "kernel_layout": "HWIO"},
+            (2, 6, 6, 5),
+        ),
     ],
 )
 def test_conv2d_shapes(args, data, weight, attrs, expected):
@@ -91,7 +99,9 @@ def test_conv1d_conv3d_and_transpose(args):
     assert shape_of(relay.Conv3DOp(x3, w3)) == (1, 3, 3, 4, 5)
     # torch.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1) on 9x9 -> 18x18
     xt, wt = args(((1, 4, 9, 9), "float32"), ((4, 2, 3, 3), "float32"))
-    op = relay.Conv2DTransposeOp(xt, wt, strides=(2, 2), padding=(1, 1, 1, 1), output_padding=(1, 1))
+    op = relay.Conv2DTransposeOp(
+        xt, wt, strides=(2, 2), padding=(1, 1, 1, 1), output_padding=(1, 1)
+    )
     assert shape_of(op) == (1, 2, 18, 18)
 
 
@@ -107,7 +117,10 @@ def test_pool_ceil_mode_matches_torch(args):
 
 def test_dense_matmul_batch_matmul(args):
     x, w, a, b = args(
-        ((5, 7, 16), "float32"), ((4, 16), "float32"), ((1, 8, 16), "float32"), ((3, 4, 16), "float32")
+        ((5, 7, 16), "float32"),
+        ((4, 16), "float32"),
+        ((1, 8, 16), "float32"),
+        ((3, 4, 16), "float32"),
     )
     assert shape_of(relay.DenseOp(x, w)) == (5, 7, 4)
     assert shape_of(relay.BatchMatmulOp(a, b, transpose_b=True)) == (3, 8, 4)
@@ -131,7 +144,11 @@ def test_tensor_ops(args):
     assert shape_of(relay.TransposeOp(x)) == (4, 3, 2)
     assert shape_of(relay.TransposeOp(x, axes=(1, 0, 2))) == (3, 2, 4)
     assert shape_of(relay.ExpandDimsOp(x, axis=-1)) == (2, 3, 4, 1)
-    assert shape_of(relay.StridedSliceOp(x, begin=(-1,), end=(0,), strides=(-1,), axes=(2,))) == (2, 3, 3)
+    assert shape_of(relay.StridedSliceOp(x, begin=(-1,), end=(0,), strides=(-1,), axes=(2,))) == (
+        2,
+        3,
+        3,
+    )
     assert shape_of(relay.TileOp(x, reps=(2,))) == (2, 3, 8)
     assert relay.ShapeOfOp(x).results[0].type == TensorType(i64, [3])
     parts = relay.SplitOp(x, indices=(1, 3), axis=2)
@@ -175,6 +192,82 @@ def test_attrs_view_has_defaults(args):
 
 def test_every_op_is_in_the_dialect():
     names = {op.name for op in relay.ALL_OPS}
-    required = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "equal", "less", "greater", "logical_and", "logical_or", "logical_not", "logical_xor", "where", "negative", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "sign", "sin", "cos", "nn.relu", "nn.leaky_relu", "clip", "cast", "nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv2d_transpose", "nn.dense", "nn.matmul", "nn.batch_matmul", "nn.bias_add", "nn.batch_norm", "nn.layer_norm", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d", "nn.softmax", "nn.log_softmax", "nn.pad", "nn.lrn", "nn.dropout", "reshape", "transpose", "concatenate", "split", "squeeze", "expand_dims", "nn.batch_flatten", "broadcast_to", "strided_slice", "take", "tile", "shape_of", "constant", "sum", "mean", "max", "min", "prod", "argmax", "argmin"]
+    required = [
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "power",
+        "maximum",
+        "minimum",
+        "floor_divide",
+        "floor_mod",
+        "equal",
+        "less",
+        "greater",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "logical_xor",
+        "where",
+        "negative",
+        "abs",
+        "exp",
+        "log",
+        "sqrt",
+        "rsqrt",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "floor",
+        "ceil",
+        "round",
+        "sign",
+        "sin",
+        "cos",
+        "nn.relu",
+        "nn.leaky_relu",
+        "clip",
+        "cast",
+        "nn.conv1d",
+        "nn.conv2d",
+        "nn.conv3d",
+        "nn.conv2d_transpose",
+        "nn.dense",
+        "nn.matmul",
+        "nn.batch_matmul",
+        "nn.bias_add",
+        "nn.batch_norm",
+        "nn.layer_norm",
+        "nn.max_pool2d",
+        "nn.avg_pool2d",
+        "nn.global_avg_pool2d",
+        "nn.global_max_pool2d",
+        "nn.softmax",
+        "nn.log_softmax",
+        "nn.pad",
+        "nn.lrn",
+        "nn.dropout",
+        "reshape",
+        "transpose",
+        "concatenate",
+        "split",
+        "squeeze",
+        "expand_dims",
+        "nn.batch_flatten",
+        "broadcast_to",
+        "strided_slice",
+        "take",
+        "tile",
+        "shape_of",
+        "constant",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "argmax",
+        "argmin",
+    ]
     assert {f"relay.{n}" for n in required} <= names
     assert len(names) == len(relay.ALL_OPS)

@@ -28,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects.relay.base import RelayOp
 from xrelay.errors import Error
+from xrelay.ir import location_str
 from xrelay.transforms.pattern.patterns import Pattern, PatternError
 
 MAX_ROUNDS = 100
@@ -88,6 +89,13 @@ def _one_round(callbacks: Sequence[PatternCallback], module: ModuleOp) -> bool:
                 cb._anchor = op
                 try:
                     new = cb.callback(result, result, m.node_map())
+                except Error:
+                    raise
+                except Exception as e:  # noqa: BLE001 - a callback bug must name the site
+                    raise Error(
+                        f"{location_str(op)}: {type(cb).__name__}.callback failed: "
+                        f"{type(e).__name__}: {e}"
+                    ) from e
                 finally:
                     cb._anchor = None
                 if new is None or new is result:
