@@ -62,8 +62,15 @@ def _simplify_inference() -> type[ModulePass]:
     return SimplifyInference
 
 
+def _merge_composite() -> type[ModulePass]:
+    from xrelay.transforms.merge_composite import MergeComposite
+
+    return MergeComposite
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fold-constants": _fold_constants,
+    "merge-composite": _merge_composite,
     "simplify-inference": _simplify_inference,
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,

@@ -91,7 +91,7 @@ def _one_round(callbacks: Sequence[PatternCallback], module: ModuleOp) -> bool:
                     new = cb.callback(result, result, m.node_map())
                 except Error:
                     raise
-                except Exception as e:  # noqa: BLE001 - a callback bug must name the site
+                except Exception as e:  # a callback bug must still name the site
                     raise Error(
                         f"{location_str(op)}: {type(cb).__name__}.callback failed: "
                         f"{type(e).__name__}: {e}"
