@@ -65,11 +65,15 @@ class FunctionBufferizer:
         if value in self.buffers:
             return self.buffers[value]
         owner = value.owner
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        if isinstance(owner, arith.ConstantOp) and isinstance(
+            owner.value, DenseIntOrFPElementsAttr
+        ):
             buf = self._global(owner.value, before)
             self.buffers[value] = buf
             return buf
-        raise Error(f"bufferize: no buffer for a value produced by '{getattr(owner, 'name', owner)}'")
+        raise Error(
+            f"bufferize: no buffer for a value produced by '{getattr(owner, 'name', owner)}'"
+        )
 
     def _global(self, value: DenseIntOrFPElementsAttr, before: Operation) -> SSAValue:
         name = f"__constant_{self.globals}"
@@ -132,8 +136,12 @@ class FunctionBufferizer:
         body.add_op(linalg.YieldOp(body.args[0]))
         self.insert(
             linalg.GenericOp(
-                [src], [dst], Region(body), [amap(rank, dims(rank))] * 2,
-                [linalg_attrs.IteratorTypeAttr.parallel()] * rank, [],
+                [src],
+                [dst],
+                Region(body),
+                [amap(rank, dims(rank))] * 2,
+                [linalg_attrs.IteratorTypeAttr.parallel()] * rank,
+                [],
             ),
             before,
         )
@@ -165,7 +173,11 @@ class FunctionBufferizer:
         for arg in old_args:
             self.block.erase_arg(arg)
         fn = self.fn
-        in_attrs = list(fn.arg_attrs.data) if fn.arg_attrs is not None else [DictionaryAttr({})] * len(old_args)
+        in_attrs = (
+            list(fn.arg_attrs.data)
+            if fn.arg_attrs is not None
+            else [DictionaryAttr({})] * len(old_args)
+        )
         out_attrs = [DictionaryAttr({OUTPUT_ATTR: IntegerAttr(k, i64)}) for k in range(len(outs))]
         fn.function_type = FunctionType.from_lists([a.type for a in self.block.args], [])
         fn.arg_attrs = ArrayAttr([*in_attrs, *out_attrs])

@@ -9,6 +9,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.ir import verify_module
+from xrelay.lowering.hoist_constants import hoist_constants
+from xrelay.lowering.inline_calls import inline_calls
 from xrelay.lowering.jit import Library, llvm_ir
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import FunctionSignature, main_function
@@ -16,7 +18,8 @@ from xrelay.signature import FunctionSignature, main_function
 
 def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> Library:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
-    Parameters are passed to native code as buffers at every run, never embedded."""
+    Parameters, and constants of 1024 elements or more, are passed to native code as
+    buffers at every run, never embedded."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     params = dict(params or {})
@@ -24,6 +27,9 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     if missing:
         raise Error(f"build: missing parameters {missing}")
     work = module.clone()
+    inline_calls(work)
+    params.update(hoist_constants(work))
+    signature = FunctionSignature.of(main_function(work))
     times = lower(work)
     start = time.perf_counter()
     text = llvm_ir(work)

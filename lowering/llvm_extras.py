@@ -27,6 +27,4 @@ class UIToFPOp(GenericCastOp):
     name = "llvm.uitofp"
 
 
-convert_op._CAST_OP_NAMES.update(
-    {FPToSIOp: "fptosi", FPToUIOp: "fptoui", UIToFPOp: "uitofp"}
-)
+convert_op._CAST_OP_NAMES.update({FPToSIOp: "fptosi", FPToUIOp: "fptoui", UIToFPOp: "uitofp"})

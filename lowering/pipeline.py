@@ -1,5 +1,6 @@
 """The lowering pipeline, relay -> llvm dialect, as named stages.
 
+    inline-calls      composite / partition functions inlined back into @main
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
@@ -30,15 +31,18 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
+from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.to_llvm import ToLLVM
 
-# Order matters: bufferize needs linalg on tensors in destination-passing style;
+# Order matters: composites are inlined first (they have no fused lowering yet, and the
+# later stages expect one relay function); bufferize needs linalg on tensors in destination-passing style;
 # kernels are outlined before any loop exists, so every later stage sees small functions;
 # xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
 # become arith before scf-to-cf, and to-llvm expects the cf form.
 STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
+    ("inline-calls", InlineCalls),
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
@@ -50,7 +54,9 @@ STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
-def lower(module: ModuleOp, stop_after: str | None = None, time_passes: bool | None = None) -> dict[str, float]:
+def lower(
+    module: ModuleOp, stop_after: str | None = None, time_passes: bool | None = None
+) -> dict[str, float]:
     """Run the stages in place (up to and including `stop_after`); returns seconds per stage."""
     if stop_after is not None and stop_after not in STAGE_NAMES:
         raise Error(f"unknown stage '{stop_after}'; the stages are {STAGE_NAMES}")

@@ -55,8 +55,18 @@ def _suffix(t: Attribute) -> str:
     return "f32" if isinstance(t, Float32Type) else f"f{t.bitwidth}"  # type: ignore[union-attr]
 
 
-ICMP = {"eq": "eq", "ne": "ne", "slt": "slt", "sle": "sle", "sgt": "sgt", "sge": "sge",
-        "ult": "ult", "ule": "ule", "ugt": "ugt", "uge": "uge"}
+ICMP = {
+    "eq": "eq",
+    "ne": "ne",
+    "slt": "slt",
+    "sle": "sle",
+    "sgt": "sgt",
+    "sge": "sge",
+    "ult": "ult",
+    "ule": "ule",
+    "ugt": "ugt",
+    "uge": "uge",
+}
 
 INT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
@@ -139,7 +149,9 @@ class FunctionLowering:
         try:
             return self.values[value]
         except KeyError:
-            raise Error(f"to-llvm: value used before its definition in @{self.fn.sym_name.data}") from None
+            raise Error(
+                f"to-llvm: value used before its definition in @{self.fn.sym_name.data}"
+            ) from None
 
     def emit(self, op: Operation) -> SSAValue:
         assert self.cur is not None
@@ -199,7 +211,9 @@ class FunctionLowering:
             rt = op.results[0].type
             name = LIBM[t][0] if isinstance(rt, Float32Type) else LIBM[t][1]
             self.extern(name, [rt], rt)
-            self.values[op.results[0]] = self.emit(llvm.CallOp(name, self.v(op.operands[0]), return_type=rt))
+            self.values[op.results[0]] = self.emit(
+                llvm.CallOp(name, self.v(op.operands[0]), return_type=rt)
+            )
         elif t in CASTS:
             self.cast(op)
         else:
@@ -219,7 +233,9 @@ class FunctionLowering:
             src = f32
         self.values[op.results[0]] = self.convert_scalar(x, src, dst, unsigned)
 
-    def convert_scalar(self, x: SSAValue, src: Attribute, dst: Attribute, unsigned: bool) -> SSAValue:
+    def convert_scalar(
+        self, x: SSAValue, src: Attribute, dst: Attribute, unsigned: bool
+    ) -> SSAValue:
         if src == dst:
             return x
         src_float, dst_float = isinstance(src, AnyFloat), isinstance(dst, AnyFloat)
@@ -273,7 +289,10 @@ class FunctionLowering:
 
     def minmax_int(self, op: Operation) -> None:
         pred = {
-            arith.MaxSIOp: "sgt", arith.MinSIOp: "slt", arith.MaxUIOp: "ugt", arith.MinUIOp: "ult",
+            arith.MaxSIOp: "sgt",
+            arith.MinSIOp: "slt",
+            arith.MaxUIOp: "ugt",
+            arith.MinUIOp: "ult",
         }[type(op)]
         a, b = self.v(op.lhs), self.v(op.rhs)
         flag = llvm.ICmpPredicateFlag(pred)
@@ -291,7 +310,9 @@ class FunctionLowering:
         one = self.emit(llvm.ConstantOp(IntegerAttr(1, t), t))
 
         def icmp(x: SSAValue, y: SSAValue, pred: str) -> SSAValue:
-            return self.emit(llvm.ICmpOp(x, y, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64)))
+            return self.emit(
+                llvm.ICmpOp(x, y, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64))
+            )
 
         nonzero = icmp(r, zero, "ne")
         signs_differ = icmp(icmp(r, zero, "slt"), icmp(b, zero, "slt"), "ne")
@@ -302,7 +323,9 @@ class FunctionLowering:
         x = self.v(op.operand)
         zero = self.emit(llvm.ConstantOp(IntegerAttr(0, x.type), x.type))
         neg = self.emit(llvm.SubOp(zero, x))
-        lt = self.emit(llvm.ICmpOp(x, zero, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64)))
+        lt = self.emit(
+            llvm.ICmpOp(x, zero, IntegerAttr(llvm.ICmpPredicateFlag("slt").to_int(), i64))
+        )
         self.values[op.result] = self.emit(llvm.SelectOp(lt, neg, x))
 
     def rsqrt(self, op: math.RsqrtOp) -> None:
@@ -430,7 +453,9 @@ def lower_global(op: memref.GlobalOp) -> llvm.GlobalOp:
     assert isinstance(value, DenseIntOrFPElementsAttr)
     flat = DenseIntOrFPElementsAttr(TensorType(t.element_type, [n]), BytesAttr(value.data.data))
     if len(value) == 1 and n != 1:  # splat
-        flat = DenseIntOrFPElementsAttr(TensorType(t.element_type, [n]), BytesAttr(value.data.data * n))
+        flat = DenseIntOrFPElementsAttr(
+            TensorType(t.element_type, [n]), BytesAttr(value.data.data * n)
+        )
     return llvm.GlobalOp(
         llvm.LLVMArrayType(n, t.element_type),
         op.sym_name,

@@ -44,9 +44,24 @@ def evaluate_function(fn: func.FuncOp, args: Sequence[np.ndarray]) -> list[np.nd
     for op in fn.body.block.ops:
         if isinstance(op, func.ReturnOp):
             return [env[v] for v in op.arguments]
-        for res, value in zip(op.results, evaluate_op(op, [env[v] for v in op.operands])):
+        operands = [env[v] for v in op.operands]
+        if isinstance(op, func.CallOp):
+            values = evaluate_function(_callee(fn, op), operands)
+        else:
+            values = evaluate_op(op, operands)
+        for res, value in zip(op.results, values):
             env[res] = value
     raise Error(f"function @{fn.sym_name.data} has no return")
+
+
+def _callee(caller: func.FuncOp, call: func.CallOp) -> func.FuncOp:
+    module = caller.parent_op()
+    name = call.callee.root_reference.data
+    if module is not None:
+        for op in module.regions[0].block.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name and op.body.blocks:
+                return op
+    raise Error(f"{location_str(call)}: call of @{name}, which the module does not define")
 
 
 class DebugExecutor:

@@ -1,7 +1,7 @@
 """`fold-constants`: evaluate every relay op whose operands are all constants with the
 reference executor and replace it by a constant; constants left without users are erased.
 
-Options: `max-elements` (default 1048576): a result with more elements stays computed at
+Options: `max-elements` (default 16777216): a result with more elements stays computed at
 run time, so folding never blows a small expression up into a huge constant. A splat result
 is kept in its compact form (a 0-d constant broadcast to the shape), which is itself never
 folded further.
@@ -86,7 +86,7 @@ class FoldConstants(ModulePass):
     """Fold relay ops on constants. Options: max-elements (results above it stay)."""
 
     name = "fold-constants"
-    max_elements: int = 1 << 20
+    max_elements: int = 1 << 24
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in list(op.walk()):

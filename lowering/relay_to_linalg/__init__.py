@@ -56,7 +56,9 @@ class LowerRelayOp(RewritePattern):
             raise Error(f"{location_str(op)}: no lowering to linalg for '{op.name}'")
         elem = unsupported_element_type(op)
         if elem is not None:
-            raise Error(f"{location_str(op)}: cannot lower '{op.name}': element type {elem} is not supported yet")
+            raise Error(
+                f"{location_str(op)}: cannot lower '{op.name}': element type {elem} is not supported yet"
+            )
         try:
             out = lower(Emitter(op), op)
         except ShapeError as e:
@@ -82,7 +84,7 @@ class RelayToLinalg(ModulePass):
     name = "relay-to-linalg"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            relay_to_linalg_patterns()[0], apply_recursively=False
-        ).rewrite_module(op)
+        PatternRewriteWalker(relay_to_linalg_patterns()[0], apply_recursively=False).rewrite_module(
+            op
+        )
         check_no_relay(op)

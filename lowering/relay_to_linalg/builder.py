@@ -75,7 +75,9 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMa
     offset = n - len(in_shape)
     results: list[AffineExpr | int] = []
     for i, size in enumerate(in_shape):
-        results.append(0 if size == 1 and out_shape[offset + i] != 1 else AffineExpr.dimension(offset + i))
+        results.append(
+            0 if size == 1 and out_shape[offset + i] != 1 else AffineExpr.dimension(offset + i)
+        )
     return amap(n, results)
 
 
@@ -137,7 +139,9 @@ class Body:
         ip = {"eq": "eq", "ne": "ne"}.get(pred, "s" + pred)
         if isinstance(a.type, IndexType) or a.type != i1:
             return self.add(arith.CmpiOp(a, b, ip))
-        return self.add(arith.CmpiOp(a, b, {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}.get(pred, ip)))
+        return self.add(
+            arith.CmpiOp(a, b, {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}.get(pred, ip))
+        )
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.add(arith.SelectOp(cond, a, b))
@@ -344,7 +348,10 @@ class Emitter:
         acc = self.full(out_shape, acc_elem, init)
 
         def body(b: Body) -> SSAValue:
-            args = [b.cast(a, acc_elem) if a.type == elem and is_float(elem) else a for a in b.args[: len(inputs)]]
+            args = [
+                b.cast(a, acc_elem) if a.type == elem and is_float(elem) else a
+                for a in b.args[: len(inputs)]
+            ]
             return combine(b, b.args[len(inputs)], *args)
 
         (y,) = self.generic(inputs, in_maps, [acc], [out_map], iterators, body)
@@ -362,9 +369,18 @@ class Emitter:
     ) -> SSAValue:
         """An elementwise generic over `out_shape`, inputs broadcast numpy-style by default."""
         n = len(out_shape)
-        maps = in_maps if in_maps is not None else [broadcast_map(shape_of(v), out_shape) for v in inputs]
+        maps = (
+            in_maps
+            if in_maps is not None
+            else [broadcast_map(shape_of(v), out_shape) for v in inputs]
+        )
         (result,) = self.generic(
-            inputs, maps, [self.empty(out_shape, out_elem)], [identity(n)], ["parallel"] * n, body_fn
+            inputs,
+            maps,
+            [self.empty(out_shape, out_elem)],
+            [identity(n)],
+            ["parallel"] * n,
+            body_fn,
         )
         return result
 

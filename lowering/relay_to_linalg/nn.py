@@ -96,12 +96,20 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     lsp = d[3 : 3 + n_sp]
     lc = d[3 + n_sp]
     lk = d[4 + n_sp :]
-    x_map = amap(rank, [ln, lg, lc, *[lsp[i] * a.strides[i] + lk[i] * a.dilation[i] for i in range(n_sp)]])
+    x_map = amap(
+        rank, [ln, lg, lc, *[lsp[i] * a.strides[i] + lk[i] * a.dilation[i] for i in range(n_sp)]]
+    )
     w_map = amap(rank, [lg, lo, lc, *lk])
     out_map = amap(rank, [ln, lg, lo, *lsp])
     iterators = ["parallel"] * (3 + n_sp) + ["reduction"] * (1 + n_sp)
     y = e.accumulate(
-        [x, w], [x_map, w_map], [n, groups, o, *out_shape[2:]], out_map, iterators, elem, 0,
+        [x, w],
+        [x_map, w_map],
+        [n, groups, o, *out_shape[2:]],
+        out_map,
+        iterators,
+        elem,
+        0,
         multiply_add,
     )
     return view(e, y, out_shape)
@@ -148,7 +156,9 @@ def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
         return b.binary("add", total, term)
 
     iterators = ["parallel"] * 5 + ["reduction"] * 3
-    y = e.accumulate([w], [w_map], [n, groups, o, *out_shape[2:]], out_map, iterators, elem, 0, body)
+    y = e.accumulate(
+        [w], [w_map], [n, groups, o, *out_shape[2:]], out_map, iterators, elem, 0, body
+    )
     return view(e, y, out_shape)
 
 
@@ -164,8 +174,14 @@ def lower_dense(e: Emitter, op: relay.DenseOp) -> SSAValue:
     w_map = amap(rank, [d[lead], d[lead + 1]])
     out_map = amap(rank, d[: lead + 1])
     return e.accumulate(
-        [op.data, op.weight], [x_map, w_map], out_shape, out_map,
-        ["parallel"] * (lead + 1) + ["reduction"], elem, 0, multiply_add,
+        [op.data, op.weight],
+        [x_map, w_map],
+        out_shape,
+        out_map,
+        ["parallel"] * (lead + 1) + ["reduction"],
+        elem,
+        0,
+        multiply_add,
     )
 
 
@@ -194,8 +210,14 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
     rhs_map = operand_map(op.rhs, k, nn, op.attrs.transpose_b)
     out_map = amap(rank, [*bdim, m, nn])
     return e.accumulate(
-        [op.lhs, op.rhs], [lhs_map, rhs_map], out_shape, out_map,
-        ["parallel"] * (rank - 1) + ["reduction"], out_t.element_type, 0, multiply_add,
+        [op.lhs, op.rhs],
+        [lhs_map, rhs_map],
+        out_shape,
+        out_map,
+        ["parallel"] * (rank - 1) + ["reduction"],
+        out_t.element_type,
+        0,
+        multiply_add,
     )
 
 
@@ -207,7 +229,13 @@ def lower_bias_add(e: Emitter, op: relay.BiasAddOp) -> SSAValue:
     out = op.results[0].type
     rank = len(out.get_shape())
     maps = [identity(rank), _along(rank, op.attrs.axis % rank)]
-    return e.map([op.data, op.bias], out.get_shape(), out.element_type, lambda b: b.binary("add", *b.args[:2]), maps)
+    return e.map(
+        [op.data, op.bias],
+        out.get_shape(),
+        out.element_type,
+        lambda b: b.binary("add", *b.args[:2]),
+        maps,
+    )
 
 
 def lower_batch_norm(e: Emitter, op: relay.BatchNormOp) -> SSAValue:
@@ -220,7 +248,9 @@ def lower_batch_norm(e: Emitter, op: relay.BatchNormOp) -> SSAValue:
     def body(b: Body) -> SSAValue:
         x, gamma, beta, mean, var = b.args[:5]
         inv = b.unary("rsqrt", b.binary("add", var, b.const(op.attrs.epsilon, elem)))
-        return b.binary("add", b.binary("mul", b.binary("mul", b.binary("sub", x, mean), inv), gamma), beta)
+        return b.binary(
+            "add", b.binary("mul", b.binary("mul", b.binary("sub", x, mean), inv), gamma), beta
+        )
 
     operands = [op.data, op.gamma, op.beta, op.moving_mean, op.moving_var]
     return e.map(operands, out.get_shape(), elem, body, maps)
@@ -234,6 +264,7 @@ def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue,
     total = reduce_into(e, x, axes, True, 0, "add")
     kept = shape_of(total)
     mean = e.map([total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+
     def squared_deviation(b: Body) -> SSAValue:
         deviation = b.binary("sub", b.args[0], b.args[1])
         return b.binary("mul", deviation, deviation)
@@ -253,12 +284,20 @@ def lower_layer_norm(e: Emitter, op: relay.LayerNormOp) -> SSAValue:
     mean, var = _normalize_over(e, op.data, list(range(axis, rank)))
     d = dims(rank)
     trailing = amap(rank, d[axis:])
-    maps = [identity(rank), amap(rank, [*d[:axis], *[0] * (rank - axis)]), amap(rank, [*d[:axis], *[0] * (rank - axis)]), trailing, trailing]
+    maps = [
+        identity(rank),
+        amap(rank, [*d[:axis], *[0] * (rank - axis)]),
+        amap(rank, [*d[:axis], *[0] * (rank - axis)]),
+        trailing,
+        trailing,
+    ]
 
     def body(b: Body) -> SSAValue:
         x, m, v, gamma, beta = b.args[:5]
         inv = b.unary("rsqrt", b.binary("add", v, b.const(op.attrs.epsilon, elem)))
-        return b.binary("add", b.binary("mul", b.binary("mul", b.binary("sub", x, m), inv), gamma), beta)
+        return b.binary(
+            "add", b.binary("mul", b.binary("mul", b.binary("sub", x, m), inv), gamma), beta
+        )
 
     return e.map([op.data, mean, var, op.gamma, op.beta], shape, elem, body, maps)
 
@@ -279,17 +318,27 @@ def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
         i = b.affine([(1, idx[axis]), (1, b.idx(rank))], -before)
         value = b.extract(op.data, [*idx[:axis], b.clamp(i, shape[axis]), *idx[axis + 1 :]])
         value = b.cast(value, acc.type)
-        square = b.select(b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, acc.type))
+        square = b.select(
+            b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, acc.type)
+        )
         return b.binary("add", acc, square)
 
     sums = e.accumulate(
-        [window], [amap(rank + 1, [d[rank]])], shape, amap(rank + 1, d[:rank]),
-        ["parallel"] * rank + ["reduction"], elem, 0, sum_body,
+        [window],
+        [amap(rank + 1, [d[rank]])],
+        shape,
+        amap(rank + 1, d[:rank]),
+        ["parallel"] * rank + ["reduction"],
+        elem,
+        0,
+        sum_body,
     )
 
     def final(b: Body) -> SSAValue:
         x, s = b.args[:2]
-        scaled = b.binary("add", b.const(a.bias, elem), b.binary("mul", s, b.const(a.alpha / a.size, elem)))
+        scaled = b.binary(
+            "add", b.const(a.bias, elem), b.binary("mul", s, b.const(a.alpha / a.size, elem))
+        )
         return b.binary("div", x, b.binary("pow", scaled, b.const(a.beta, elem)))
 
     return e.map([op.data, sums], shape, elem, final)
@@ -322,12 +371,19 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     rank = 2 + 2 * n_sp  # n, c, *out, *window
     d = dims(rank)
     sp, win = d[2 : 2 + n_sp], d[2 + n_sp :]
-    x_map = amap(rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]])
+    x_map = amap(
+        rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]]
+    )
     window = e.empty(list(a.pool_size), elem)
     kind = "max" if is_max else "add"
     y = e.accumulate(
-        [x, window], [x_map, amap(rank, win)], out_shape, amap(rank, d[: 2 + n_sp]),
-        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp, elem, lowest(elem) if is_max else 0,
+        [x, window],
+        [x_map, amap(rank, win)],
+        out_shape,
+        amap(rank, d[: 2 + n_sp]),
+        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp,
+        elem,
+        lowest(elem) if is_max else 0,
         lambda b, acc, value, _window: b.binary(kind, acc, value),
     )
     if is_max:
@@ -345,7 +401,9 @@ def lower_global_pool(e: Emitter, op) -> SSAValue:
         return reduce_into(e, op.data, [2, 3], True, lowest(elem), "max")
     h, w = shape_of(op.data)[2:]
     total = reduce_into(e, op.data, [2, 3], True, 0, "add")
-    return e.map([total], shape_of(total), elem, lambda b: b.binary("div", b.args[0], b.const(h * w, elem)))
+    return e.map(
+        [total], shape_of(total), elem, lambda b: b.binary("div", b.args[0], b.const(h * w, elem))
+    )
 
 
 def lower_softmax(e: Emitter, op) -> SSAValue:
@@ -354,12 +412,16 @@ def lower_softmax(e: Emitter, op) -> SSAValue:
     elem = out.element_type
     axis = op.attrs.axis % len(shape)
     top = reduce_into(e, op.data, [axis], True, lowest(elem), "max")
-    exps = e.map([op.data, top], shape, elem, lambda b: b.unary("exp", b.binary("sub", *b.args[:2])))
+    exps = e.map(
+        [op.data, top], shape, elem, lambda b: b.unary("exp", b.binary("sub", *b.args[:2]))
+    )
     total = reduce_into(e, exps, [axis], True, 0, "add")
     if isinstance(op, relay.SoftmaxOp):
         return e.map([exps, total], shape, elem, lambda b: b.binary("div", *b.args[:2]))
     return e.map(
-        [op.data, top, total], shape, elem,
+        [op.data, top, total],
+        shape,
+        elem,
         lambda b: b.binary("sub", b.binary("sub", b.args[0], b.args[1]), b.unary("log", b.args[2])),
     )
 

@@ -37,15 +37,25 @@ def reduce_into(
     rank = len(shape)
     elem = data.type.element_type
     d = dims(rank)
-    out_shape = [1 if i in axes else n for i, n in enumerate(shape)] if keepdims else [
-        n for i, n in enumerate(shape) if i not in axes
-    ]
+    out_shape = (
+        [1 if i in axes else n for i, n in enumerate(shape)]
+        if keepdims
+        else [n for i, n in enumerate(shape) if i not in axes]
+    )
     out_exprs: list[AffineExpr | int] = (
-        [0 if i in axes else d[i] for i in range(rank)] if keepdims else [d[i] for i in range(rank) if i not in axes]
+        [0 if i in axes else d[i] for i in range(rank)]
+        if keepdims
+        else [d[i] for i in range(rank) if i not in axes]
     )
     iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
     return e.accumulate(
-        [data], [identity(rank)], out_shape, amap(rank, out_exprs), iterators, elem, init,
+        [data],
+        [identity(rank)],
+        out_shape,
+        amap(rank, out_exprs),
+        iterators,
+        elem,
+        init,
         lambda b, acc, x: b.binary(kind, acc, x),
     )
 
@@ -71,7 +81,12 @@ def lower_reduce(e: Emitter, op) -> SSAValue:
     if isinstance(op, relay.MeanOp):
         count = int(np.prod([shape[a] for a in axes]))
         out = op.results[0].type
-        result = e.map([result], out.get_shape(), elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+        result = e.map(
+            [result],
+            out.get_shape(),
+            elem,
+            lambda b: b.binary("div", b.args[0], b.const(count, elem)),
+        )
     return result
 
 
@@ -83,7 +98,9 @@ def lower_arg_reduce(e: Emitter, op) -> SSAValue:
     out_shape = list(op.results[0].type.get_shape())
     d = dims(rank)
     out_exprs: list[AffineExpr | int] = (
-        [0 if i == axis else d[i] for i in range(rank)] if op.attrs.keepdims else [d[i] for i in range(rank) if i != axis]
+        [0 if i == axis else d[i] for i in range(rank)]
+        if op.attrs.keepdims
+        else [d[i] for i in range(rank) if i != axis]
     )
     is_max = isinstance(op, relay.ArgmaxOp)
     best = e.full(out_shape, elem, lowest(elem) if is_max else highest(elem))
@@ -98,7 +115,9 @@ def lower_arg_reduce(e: Emitter, op) -> SSAValue:
 
     iterators = ["reduction" if i == axis else "parallel" for i in range(rank)]
     out_map = amap(rank, out_exprs)
-    _, index = e.generic([op.data], [identity(rank)], [best, where], [out_map, out_map], iterators, body)
+    _, index = e.generic(
+        [op.data], [identity(rank)], [best, where], [out_map, out_map], iterators, body
+    )
     return index
 
 

@@ -50,12 +50,17 @@ def lower_broadcast_to(e: Emitter, op: relay.BroadcastToOp) -> SSAValue:
     return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0])
 
 
-def slice_copy(e: Emitter, source: SSAValue, out: TensorType, starts: list[int], steps: list[int]) -> SSAValue:
+def slice_copy(
+    e: Emitter, source: SSAValue, out: TensorType, starts: list[int], steps: list[int]
+) -> SSAValue:
     """out[i] = source[starts + i * steps] per axis. The source is read with tensor.extract:
     an operand map would make its full extent a loop bound."""
 
     def body(b: Body) -> SSAValue:
-        idx = [b.affine([(step, b.idx(k))], start) for k, (start, step) in enumerate(zip(starts, steps))]
+        idx = [
+            b.affine([(step, b.idx(k))], start)
+            for k, (start, step) in enumerate(zip(starts, steps))
+        ]
         return b.extract(source, idx)
 
     return e.map([], out.get_shape(), out.element_type, body)
@@ -111,7 +116,11 @@ def lower_concatenate(e: Emitter, op: relay.ConcatenateOp) -> SSAValue:
                 continue
             local = b.clamp(b.affine([(1, i)], -offset), size)
             read = b.extract(source, [*idx[:axis], local, *idx[axis + 1 :]])
-            value = read if value is None else b.select(b.cmp("lt", i, b.iconst(offset + size)), read, value)
+            value = (
+                read
+                if value is None
+                else b.select(b.cmp("lt", i, b.iconst(offset + size)), read, value)
+            )
         assert value is not None
         return value
 
@@ -169,7 +178,9 @@ def lower_gather_nd(e: Emitter, op: relay.GatherNDOp) -> SSAValue:
     def body(b: Body) -> SSAValue:
         outer = [b.idx(k) for k in range(lead)]
         picked = [
-            _index_value(b, b.extract(op.indices, [*outer, b.iconst(j)]), data_shape[batch + j], "clip")
+            _index_value(
+                b, b.extract(op.indices, [*outer, b.iconst(j)]), data_shape[batch + j], "clip"
+            )
             for j in range(depth)
         ]
         trail = [b.idx(lead + k) for k in range(len(data_shape) - batch - depth)]
