@@ -38,7 +38,7 @@ from xdsl.irdl import (
     prop_def,
     traits_def,
 )
-from xdsl.traits import Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xrelay.errors import ShapeError
 
 Shape = tuple[int, ...]
@@ -160,11 +160,24 @@ def tensor(shape: Sequence[int], elem: Attribute) -> TensorType:
 # --- the op base ---------------------------------------------------------------------------
 
 
+class RelayCanonicalization(HasCanonicalizationPatternsTrait):
+    """Every relay op's canonicalization patterns, from `xrelay.transforms.canonicalize`."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[Any, ...]:
+        from xrelay.transforms.canonicalize import CANONICALIZATION
+
+        return CANONICALIZATION.get(op, ())
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[Any, ...]:
+        return ()
+
+
 class RelayOp(IRDLOperation, ABC):
     """Base of every relay op: Pure, properties printed in the attribute dictionary, result
     types inferred by `infer` from the operand types and the properties."""
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), RelayCanonicalization())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
 

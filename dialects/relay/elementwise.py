@@ -14,6 +14,7 @@ from xrelay.errors import ShapeError
 
 from .base import (
     Attrs,
+    RelayCanonicalization,
     RelayOp,
     broadcast,
     expect_count,
@@ -69,7 +70,7 @@ class AddOp(ElementwiseBinaryOp):
     """Elementwise sum."""
 
     name = "relay.add"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -84,7 +85,7 @@ class MultiplyOp(ElementwiseBinaryOp):
     """Elementwise product."""
 
     name = "relay.multiply"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -106,7 +107,7 @@ class MaximumOp(ElementwiseBinaryOp):
     """Elementwise maximum (NaN propagates)."""
 
     name = "relay.maximum"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -114,7 +115,7 @@ class MinimumOp(ElementwiseBinaryOp):
     """Elementwise minimum (NaN propagates)."""
 
     name = "relay.minimum"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -143,7 +144,7 @@ class EqualOp(CompareOp):
     """Elementwise `lhs == rhs` -> i1."""
 
     name = "relay.equal"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -151,7 +152,7 @@ class NotEqualOp(CompareOp):
     """Elementwise `lhs != rhs` -> i1."""
 
     name = "relay.not_equal"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -187,7 +188,7 @@ class LogicalAndOp(LogicalBinaryOp):
     """Elementwise `and` of i1 tensors."""
 
     name = "relay.logical_and"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -195,7 +196,7 @@ class LogicalOrOp(LogicalBinaryOp):
     """Elementwise `or` of i1 tensors."""
 
     name = "relay.logical_or"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -203,7 +204,7 @@ class LogicalXorOp(LogicalBinaryOp):
     """Elementwise `xor` of i1 tensors."""
 
     name = "relay.logical_xor"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition

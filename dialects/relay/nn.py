@@ -43,7 +43,12 @@ def _layout(name: str, attr: str, layout: str, letters: str, rank: int) -> None:
 
 
 def _window_out(
-    name: str, size: int, kernel: int, stride: int, pads: tuple[int, int], dilation: int,
+    name: str,
+    size: int,
+    kernel: int,
+    stride: int,
+    pads: tuple[int, int],
+    dilation: int,
     ceil_mode: bool = False,
 ) -> int:
     """Output length of a sliding window (conv, pool) along one spatial dimension."""
@@ -219,8 +224,7 @@ class DenseOp(RelayOp):
         expect_rank(name, weight, 2, "weight")
         if data.get_num_dims() < 1 or data.get_shape()[-1] != weight.get_shape()[1]:
             raise ShapeError(
-                f"'{name}' reduction sizes differ: data {fmt_type(data)}, "
-                f"weight {fmt_type(weight)}"
+                f"'{name}' reduction sizes differ: data {fmt_type(data)}, weight {fmt_type(weight)}"
             )
         return [tensor((*data.get_shape()[:-1], weight.get_shape()[0]), elem)]
 
@@ -431,7 +435,12 @@ class PoolOp(RelayOp, ABC):
         for i, s in enumerate(cls.SPATIAL):
             pads = (attrs.padding[i], attrs.padding[n + i])
             shape[s] = _window_out(
-                name, shape[s], attrs.pool_size[i], attrs.strides[i], pads, attrs.dilation[i],
+                name,
+                shape[s],
+                attrs.pool_size[i],
+                attrs.strides[i],
+                pads,
+                attrs.dilation[i],
                 attrs.ceil_mode,
             )
         return [tensor([shape[c] for c in attrs.layout], data.element_type)]
@@ -610,7 +619,9 @@ class PadOp(RelayOp):
         for i, d in enumerate(data.get_shape()):
             begin, end = attrs.pad_width[2 * i], attrs.pad_width[2 * i + 1]
             if d + begin + end < 0 or (attrs.pad_mode == "reflect" and max(begin, end) >= d):
-                raise ShapeError(f"'{name}' pad ({begin}, {end}) is invalid for axis {i} of size {d}")
+                raise ShapeError(
+                    f"'{name}' pad ({begin}, {end}) is invalid for axis {i} of size {d}"
+                )
             shape.append(d + begin + end)
         return [tensor(shape, data.element_type)]
 

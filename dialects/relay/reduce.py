@@ -48,7 +48,11 @@ class ReduceOp(RelayOp, ABC):
         if is_bool(data.element_type):
             raise ShapeError(f"'{name}' does not reduce i1 tensors, got {fmt_type(data)}")
         shape = data.get_shape()
-        axes = list(range(len(shape))) if attrs.axis is None else norm_axes(name, attrs.axis, len(shape))
+        axes = (
+            list(range(len(shape)))
+            if attrs.axis is None
+            else norm_axes(name, attrs.axis, len(shape))
+        )
         return [tensor(reduced_shape(shape, axes, attrs.keepdims), data.element_type)]
 
 

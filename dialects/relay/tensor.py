@@ -108,7 +108,9 @@ class ReshapeOp(RelayOp):
         new = list(attrs.newshape)
         total = _static_numel(data.get_shape())
         if new.count(-1) > 1 or any(d < -1 for d in new):
-            raise ShapeError(f"'{name}' newshape {new} may hold at most one -1 and no other negatives")
+            raise ShapeError(
+                f"'{name}' newshape {new} may hold at most one -1 and no other negatives"
+            )
         if -1 in new:
             known = _static_numel([d for d in new if d != -1])
             if known == 0 or total % known:
@@ -139,7 +141,9 @@ class TransposeOp(RelayOp):
         if axes is None:
             axes = list(reversed(range(rank)))
         if sorted(axes) != list(range(rank)):
-            raise ShapeError(f"'{name}' axes {list(attrs.axes)} are not a permutation of rank {rank}")
+            raise ShapeError(
+                f"'{name}' axes {list(attrs.axes)} are not a permutation of rank {rank}"
+            )
         shape = data.get_shape()
         return [tensor([shape[a] for a in axes], data.element_type)]
 
@@ -295,9 +299,7 @@ class BroadcastToOp(RelayOp):
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
         src, dst = data.get_shape(), tuple(attrs.shape)
-        ok = len(src) <= len(dst) and all(
-            s in (1, d) for s, d in zip(reversed(src), reversed(dst))
-        )
+        ok = len(src) <= len(dst) and all(s in (1, d) for s, d in zip(reversed(src), reversed(dst)))
         if not ok:
             raise ShapeError(f"'{name}' cannot broadcast {fmt_type(data)} to {list(dst)}")
         return [tensor(dst, data.element_type)]
@@ -395,7 +397,9 @@ class GatherOp(RelayOp):
         data, indices = expect_count(name, types, 2)
         _expect_int_indices(name, indices)
         if data.get_num_dims() != indices.get_num_dims():
-            raise ShapeError(f"'{name}' data {fmt_type(data)} and indices {fmt_type(indices)} differ in rank")
+            raise ShapeError(
+                f"'{name}' data {fmt_type(data)} and indices {fmt_type(indices)} differ in rank"
+            )
         norm_axis(name, attrs.axis, data.get_num_dims())
         return [tensor(indices.get_shape(), data.element_type)]
 
