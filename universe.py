@@ -68,7 +68,28 @@ def _merge_composite() -> type[ModulePass]:
     return MergeComposite
 
 
+def _annotate_target() -> type[ModulePass]:
+    from xrelay.transforms.annotate_target import AnnotateTarget
+
+    return AnnotateTarget
+
+
+def _merge_compiler_regions() -> type[ModulePass]:
+    from xrelay.transforms.merge_compiler_regions import MergeCompilerRegions
+
+    return MergeCompilerRegions
+
+
+def _partition_graph() -> type[ModulePass]:
+    from xrelay.transforms.partition_graph import PartitionGraph
+
+    return PartitionGraph
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "annotate-target": _annotate_target,
+    "merge-compiler-regions": _merge_compiler_regions,
+    "partition-graph": _partition_graph,
     "fold-constants": _fold_constants,
     "merge-composite": _merge_composite,
     "simplify-inference": _simplify_inference,

@@ -121,6 +121,19 @@ class FunctionBufferizer:
         for res, buf in zip(op.results, outs):
             self.buffers[res] = buf
 
+    def on_call(self, op: func.CallOp) -> None:
+        """A call of a function on tensors: results become buffers passed after the inputs."""
+        ins = [self.buffer(v, op) for v in op.arguments]
+        outs = []
+        for result in op.results:
+            t = result.type
+            buf = self.insert(memref.AllocOp.get(t.element_type, 64, t.get_shape()), op)
+            assert buf is not None
+            self.allocs.append(buf)
+            self.buffers[result] = buf
+            outs.append(buf)
+        self.insert(func.CallOp(op.callee, [*ins, *outs], []), op)
+
     def on_reshape(self, op: tensor.ReshapeOp) -> None:
         out = op.result.type
         shape = out.get_shape()
@@ -163,6 +176,8 @@ class FunctionBufferizer:
                 self.on_structured(op)
             elif isinstance(op, tensor.ReshapeOp):
                 self.on_reshape(op)
+            elif isinstance(op, func.CallOp):
+                self.on_call(op)
             elif isinstance(op, func.ReturnOp):
                 for value, out in zip(op.arguments, outs):
                     self.copy(self.buffer(value, op), out, op)
@@ -201,3 +216,6 @@ class Bufferize(ModulePass):
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if fn.body.blocks:
                 FunctionBufferizer(op, fn).run()
+            else:  # an external function: inputs then results as buffers
+                types = [*fn.function_type.inputs, *fn.function_type.outputs]
+                fn.function_type = FunctionType.from_lists([memref_of(t) for t in types], [])

@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.ir import verify_module
+from xrelay.lowering.external import compile_external
 from xrelay.lowering.hoist_constants import hoist_constants
 from xrelay.lowering.inline_calls import inline_calls
 from xrelay.lowering.jit import Library, llvm_ir
@@ -19,7 +20,8 @@ from xrelay.signature import FunctionSignature, main_function
 def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> Library:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
-    buffers at every run, never embedded."""
+    buffers at every run, never embedded. Partitioned functions of a target with a codegen
+    are compiled by it and linked in (see `xrelay.transforms.targets`)."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     params = dict(params or {})
@@ -27,6 +29,7 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     if missing:
         raise Error(f"build: missing parameters {missing}")
     work = module.clone()
+    externals = compile_external(work)
     inline_calls(work)
     params.update(hoist_constants(work))
     signature = FunctionSignature.of(main_function(work))
@@ -34,4 +37,4 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     start = time.perf_counter()
     text = llvm_ir(work)
     times["llvm-ir"] = time.perf_counter() - start
-    return Library(text, signature, params, times)
+    return Library(text, signature, params, times, externals)

@@ -59,8 +59,12 @@ class Library:
         signature: FunctionSignature,
         params: Mapping[str, np.ndarray],
         times: dict[str, float] | None = None,
+        externals: Mapping[str, Any] | None = None,
     ) -> None:
         self.signature = signature
+        # external kernels (partitioned functions compiled by a target's codegen) must stay
+        # alive as long as the compiled code can call them
+        self.externals = dict(externals or {})
         self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
         self.times = dict(times or {})
         start = time.perf_counter()
@@ -75,6 +79,8 @@ class Library:
         tuning.inlining_threshold = 0
         builder = llvm.create_pass_builder(self.target_machine, tuning)
         builder.getModulePassManager().run(self.module, builder)
+        for symbol, code in self.externals.items():
+            llvm.add_symbol(symbol, code.address)
         self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)
         self.engine.finalize_object()
         address = self.engine.get_function_address("main")

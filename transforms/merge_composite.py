@@ -5,7 +5,7 @@ A table is a list of `CompositePattern(name, pattern, check=None)` records in pr
 order: each pattern is applied over the whole function before the next, matches rooted at
 later ops first. A match is outlined only if no interior op has a user outside it and its
 `check(match)` (if any) accepts it. Values the pattern bound to wildcards or vars become the
-function's arguments (in match order); constants it bound are copied into the function.
+function's arguments (in first-use order); constants it uses are copied into the function.
 
 Tables are registered by name so `xrelay-opt -p "merge-composite{table=NAME}"` finds them:
 
@@ -29,21 +29,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.errors import Error
 from xrelay.signature import main_function
-from xrelay.transforms.pattern.patterns import (
-    CallPattern,
-    ConstantPattern,
-    Match,
-    Pattern,
-    PatternError,
-    VarPattern,
-    WildcardPattern,
-)
+from xrelay.transforms.outline import outline_ops
+from xrelay.transforms.pattern.patterns import CallPattern, Match, Pattern, PatternError
 
 COMPOSITE_ATTR = "Composite"
 
@@ -84,22 +76,14 @@ def get_pattern_table(name: str) -> list[CompositePattern]:
     return PATTERN_TABLES[name]()
 
 
-def _matched_ops(match: Match) -> tuple[list[Operation], list[Operation], list[SSAValue]]:
-    """(interior and root ops, constant ops, argument values) of a match, in match order."""
+def _matched_ops(match: Match) -> list[Operation]:
+    """The ops a match's op patterns bound (constants and arguments are not among them)."""
     ops: list[Operation] = []
-    constants: list[Operation] = []
-    args: list[SSAValue] = []
-    for pattern, value in match._bindings.values():
+    for pattern, value in match.bound():
         owner = value.owner if isinstance(value.owner, Operation) else None
-        if isinstance(pattern, CallPattern) and owner is not None:
-            if owner not in ops:
-                ops.append(owner)
-        elif isinstance(pattern, ConstantPattern) and owner is not None:
-            chain = [owner] if not owner.operands else [owner.operands[0].owner, owner]
-            constants.extend(op for op in chain if op not in constants)
-        elif isinstance(pattern, WildcardPattern | VarPattern) and value not in args:
-            args.append(value)
-    return ops, constants, args
+        if isinstance(pattern, CallPattern) and owner is not None and owner not in ops:
+            ops.append(owner)
+    return ops
 
 
 def _self_contained(root: Operation, ops: list[Operation]) -> bool:
@@ -111,49 +95,6 @@ def _self_contained(root: Operation, ops: list[Operation]) -> bool:
             if any(use.operation not in inside for use in result.uses):
                 return False
     return True
-
-
-def _block_order(ops: list[Operation], block: Block) -> list[Operation]:
-    position = {op: i for i, op in enumerate(block.ops)}
-    return sorted(ops, key=lambda op: position[op])
-
-
-def outline(
-    name: str,
-    symbol: str,
-    root: Operation,
-    ops: list[Operation],
-    constants: list[Operation],
-    args: list[SSAValue],
-) -> func.FuncOp:
-    """Move `ops` (with copies of `constants`) into a private function; call it at `root`."""
-    block = root.parent_block()
-    assert block is not None
-    body = Block(arg_types=[a.type for a in args])
-    mapping: dict[SSAValue, SSAValue] = dict(zip(args, body.args))
-    for op in _block_order(constants, block) + _block_order(ops, block):
-        clone = op.clone(value_mapper=mapping)
-        body.add_op(clone)
-        mapping.update(zip(op.results, clone.results))
-    result = root.results[0]
-    body.add_op(func.ReturnOp(mapping[result]))
-    fn = func.FuncOp(
-        symbol,
-        FunctionType.from_lists([a.type for a in args], [result.type]),
-        Region(body),
-        visibility="private",
-    )
-    fn.attributes[COMPOSITE_ATTR] = StringAttr(name)
-    call = func.CallOp(symbol, args, [result.type])
-    call.location = root.location
-    Rewriter.insert_op(call, InsertPoint.before(root))
-    result.replace_all_uses_with(call.results[0])
-    for op in reversed(_block_order(ops, block)):
-        Rewriter.erase_op(op)
-    for op in reversed(_block_order(constants, block)):
-        if not any(r.uses for r in op.results):
-            Rewriter.erase_op(op)
-    return fn
 
 
 def merge_composite(module: ModuleOp, table: Sequence[CompositePattern]) -> ModuleOp:
@@ -169,13 +110,15 @@ def merge_composite(module: ModuleOp, table: Sequence[CompositePattern]) -> Modu
             match = entry.pattern.match(op.results[0])
             if match is None or (entry.check is not None and not entry.check(match)):
                 continue
-            ops, constants, args = _matched_ops(match)
+            ops = _matched_ops(match)
             if op not in ops or not _self_contained(op, ops):
                 continue
             index = counts.get(entry.name, 0)
             counts[entry.name] = index + 1
             symbol = f"composite_{entry.name}_{index}"
-            new_functions.append(outline(entry.name, symbol, op, ops, constants, args))
+            attrs = {COMPOSITE_ATTR: StringAttr(entry.name)}
+            fn, _ = outline_ops(ops, symbol, attrs, results=[op.results[0]])
+            new_functions.append(fn)
     for fn in new_functions:
         module.body.block.add_op(fn)
     return module

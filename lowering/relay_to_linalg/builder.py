@@ -338,7 +338,7 @@ class Emitter:
         out_map: AffineMapAttr,
         iterators: Sequence[str],
         elem: Attribute,
-        init: float | int,
+        init: float,
         combine: Callable[..., SSAValue],
     ) -> SSAValue:
         """A reduction generic into a filled accumulator. Half-precision sums accumulate in

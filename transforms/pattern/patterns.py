@@ -48,6 +48,10 @@ class Match:
         entry = self._bindings.get(id(pattern))
         return entry[1] if entry is not None else None
 
+    def bound(self) -> list[tuple[Pattern, SSAValue]]:
+        """(pattern, value) pairs in match order."""
+        return list(self._bindings.values())
+
     def node_map(self) -> dict[Pattern, list[SSAValue]]:
         """TVM's node_map: pattern -> [value]."""
         return {p: [v] for p, v in self._bindings.values()}
