@@ -1,6 +1,7 @@
 """The lowering pipeline, relay -> llvm dialect, as named stages.
 
-    inline-calls      composite / partition functions inlined back into @main
+    fuse-composites   conv composites -> one fused loop nest each (output written once)
+    inline-calls      other composite / partition functions inlined back into @main
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
@@ -31,17 +32,19 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
+from xrelay.lowering.fuse_composites import FuseComposites
 from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.to_llvm import ToLLVM
 
-# Order matters: composites are inlined first (they have no fused lowering yet, and the
-# later stages expect one relay function); bufferize needs linalg on tensors in destination-passing style;
+# Order matters: conv composites become fused loop nests while their boundaries are still
+# known; the other composites are then inlined (later stages expect one function); bufferize needs linalg on tensors in destination-passing style;
 # kernels are outlined before any loop exists, so every later stage sees small functions;
 # xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
 # become arith before scf-to-cf, and to-llvm expects the cf form.
 STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
+    ("fuse-composites", FuseComposites),
     ("inline-calls", InlineCalls),
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),

@@ -1,0 +1,171 @@
+"""`fuse-composites`: a call of a conv composite (from `merge-composite`) becomes one fused
+loop nest that writes each output element once.
+
+A composite whose body is `[nn.pad (zeros, spatial)] -> nn.conv2d -> nn.bias_add -> [nn.relu]`
+(f32, NCHW/OIHW) becomes one `linalg.generic` with only parallel iterators over the output;
+its body starts from the bias, runs the reduction over input channels and the kernel window
+as nested `scf.for` loops carrying the sum, applies the relu and yields once:
+
+    out[n, o, y, x] = relu(bias[o] + sum_{c, i, j} xpad[n, g*C + c, y*s + i*d, x*s + j*d] * w[o, c, i, j])
+
+Other composites are left for `inline-calls`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr, f32
+from xdsl.ir import Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xrelay.dialects import relay
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, identity
+from xrelay.lowering.relay_to_linalg.nn import pad_spatial
+from xrelay.transforms.merge_composite import COMPOSITE_ATTR
+
+
+@dataclass
+class ConvChain:
+    pad: relay.PadOp | None
+    conv: relay.Conv2DOp
+    bias: relay.BiasAddOp
+    relu: relay.ReluOp | None
+
+
+def match_chain(fn: func.FuncOp) -> ConvChain | None:
+    """The conv chain a composite body holds (constants aside), or None."""
+    ops = [op for op in fn.body.block.ops if not isinstance(op, relay.ConstantOp | func.ReturnOp)]
+    kinds = [type(op) for op in ops]
+    pad = ops.pop(0) if kinds and kinds[0] is relay.PadOp else None
+    relu = ops.pop() if ops and isinstance(ops[-1], relay.ReluOp) else None
+    if [type(op) for op in ops] != [relay.Conv2DOp, relay.BiasAddOp]:
+        return None
+    conv, bias = ops
+    a = conv.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW" or conv.result.type.element_type != f32:
+        return None
+    if bias.data is not conv.result or bias.attrs.axis not in (1, -3):
+        return None
+    if pad is not None:
+        widths = list(pad.attrs.pad_width)
+        if pad.attrs.pad_mode != "constant" or pad.attrs.pad_value != 0.0 or any(widths[:4]):
+            return None
+        if any(w < 0 for w in widths) or conv.data is not pad.result:
+            return None
+    return ConvChain(pad, conv, bias, relu)
+
+
+def _loop(b: Body, count: int, acc: SSAValue, step) -> SSAValue:
+    """scf.for i in [0, count) carrying `acc`; `step(body, i, acc)` gives the next acc."""
+    inner = Body([IndexType(), acc.type])
+    iv, carried = inner.args
+    inner.block.add_op(scf.YieldOp(step(inner, iv, carried)))
+    return b.add(scf.ForOp(b.iconst(0), b.iconst(count), b.iconst(1), [acc], Region(inner.block)))
+
+
+def emit_fused_conv(
+    e: Emitter, chain: ConvChain, x: SSAValue, w: SSAValue, bias: SSAValue
+) -> SSAValue:
+    a = chain.conv.attrs
+    padding = list(a.padding)
+    if chain.pad is not None:
+        widths = list(chain.pad.attrs.pad_width)
+        padding = [
+            padding[0] + widths[4],
+            padding[1] + widths[6],
+            padding[2] + widths[5],
+            padding[3] + widths[7],
+        ]
+    xp = pad_spatial(e, x, padding[:2], padding[2:], 0.0)
+    out_shape = list(chain.conv.result.type.get_shape())
+    o_all, c, kh, kw = w.type.get_shape()
+    per_group = o_all // a.groups
+    (sh, sw), (dh, dw) = a.strides, a.dilation
+
+    def body(b: Body) -> SSAValue:
+        n, o, y, xo = (b.idx(k) for k in range(4))
+        base = b.add(arith.MuliOp(b.add(arith.DivUIOp(o, b.iconst(per_group))), b.iconst(c)))
+        y0 = b.add(arith.MuliOp(y, b.iconst(sh)))
+        x0 = b.add(arith.MuliOp(xo, b.iconst(sw)))
+
+        def channel(bc: Body, ci: SSAValue, acc: SSAValue) -> SSAValue:
+            cin = bc.add(arith.AddiOp(base, ci))
+
+            def row(br: Body, i: SSAValue, acc: SSAValue) -> SSAValue:
+                yi = br.add(arith.AddiOp(y0, br.add(arith.MuliOp(i, br.iconst(dh)))))
+
+                def col(bk: Body, j: SSAValue, acc: SSAValue) -> SSAValue:
+                    xi = bk.add(arith.AddiOp(x0, bk.add(arith.MuliOp(j, bk.iconst(dw)))))
+                    xv = bk.extract(xp, [n, cin, yi, xi])
+                    wv = bk.extract(w, [o, ci, i, j])
+                    return bk.binary("add", acc, bk.binary("mul", xv, wv))
+
+                return _loop(br, kw, acc, col)
+
+            return _loop(bc, kh, acc, row)
+
+        total = _loop(b, c, b.args[0], channel)
+        if chain.relu is not None:
+            total = b.add(arith.MaximumfOp(total, b.const(0.0, f32)))
+        return total
+
+    rank = 4
+    (y,) = e.generic(
+        [bias],
+        [amap(rank, [dims(rank)[1]])],
+        [e.empty(out_shape, f32)],
+        [identity(rank)],
+        ["parallel"] * rank,
+        body,
+    )
+    return y
+
+
+def _at_call(e: Emitter, mapping: dict[SSAValue, SSAValue], value: SSAValue) -> SSAValue:
+    """A composite body value at the call site: an argument, or a copy of its constant."""
+    if value not in mapping:
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        if owner.operands:  # a constant splat: the scalar first
+            _at_call(e, mapping, owner.operands[0])
+        clone = owner.clone(value_mapper=mapping)
+        e.insert(clone)
+        mapping[value] = clone.results[0]
+    return mapping[value]
+
+
+def fuse_composites(module: ModuleOp) -> None:
+    functions = {
+        op.sym_name.data: op
+        for op in module.body.block.ops
+        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(COMPOSITE_ATTR), StringAttr)
+    }
+    for call in [op for op in module.walk() if isinstance(op, func.CallOp)]:
+        fn = functions.get(call.callee.root_reference.data)
+        chain = match_chain(fn) if fn is not None else None
+        if chain is None:
+            continue
+        mapping: dict[SSAValue, SSAValue] = dict(zip(fn.body.block.args, call.arguments))
+        e = Emitter(call)
+        data = chain.pad.data if chain.pad is not None else chain.conv.data
+        x, w, b = (_at_call(e, mapping, v) for v in (data, chain.conv.weight, chain.bias.bias))
+        y = emit_fused_conv(e, chain, x, w, b)
+        call.results[0].replace_all_uses_with(y)
+        e.rewriter.erase_op(call)
+    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
+    for name, fn in functions.items():
+        if name not in called:
+            Rewriter.erase_op(fn)
+
+
+@dataclass(frozen=True)
+class FuseComposites(ModulePass):
+    """Conv composites -> one fused loop nest each. No options."""
+
+    name = "fuse-composites"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fuse_composites(op)
