@@ -16,14 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr, f32
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects import relay
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, identity
-from xrelay.lowering.relay_to_linalg.nn import pad_spatial
+from xrelay.lowering.relay_to_linalg.builder import Emitter
+from xrelay.lowering.relay_to_linalg.nn import fused_conv2d
 from xrelay.transforms.merge_composite import COMPOSITE_ATTR
 
 
@@ -58,70 +58,19 @@ def match_chain(fn: func.FuncOp) -> ConvChain | None:
     return ConvChain(pad, conv, bias, relu)
 
 
-def _loop(b: Body, count: int, acc: SSAValue, step) -> SSAValue:
-    """scf.for i in [0, count) carrying `acc`; `step(body, i, acc)` gives the next acc."""
-    inner = Body([IndexType(), acc.type])
-    iv, carried = inner.args
-    inner.block.add_op(scf.YieldOp(step(inner, iv, carried)))
-    return b.add(scf.ForOp(b.iconst(0), b.iconst(count), b.iconst(1), [acc], Region(inner.block)))
-
-
 def emit_fused_conv(
     e: Emitter, chain: ConvChain, x: SSAValue, w: SSAValue, bias: SSAValue
 ) -> SSAValue:
     a = chain.conv.attrs
     padding = list(a.padding)
-    if chain.pad is not None:
+    if chain.pad is not None:  # zero padding of H and W joins the conv's own
         widths = list(chain.pad.attrs.pad_width)
-        padding = [
-            padding[0] + widths[4],
-            padding[1] + widths[6],
-            padding[2] + widths[5],
-            padding[3] + widths[7],
-        ]
-    xp = pad_spatial(e, x, padding[:2], padding[2:], 0.0)
+        padding = [padding[0] + widths[4], padding[1] + widths[6]]
+        padding += [list(a.padding)[2] + widths[5], list(a.padding)[3] + widths[7]]
     out_shape = list(chain.conv.result.type.get_shape())
-    o_all, c, kh, kw = w.type.get_shape()
-    per_group = o_all // a.groups
-    (sh, sw), (dh, dw) = a.strides, a.dilation
-
-    def body(b: Body) -> SSAValue:
-        n, o, y, xo = (b.idx(k) for k in range(4))
-        base = b.add(arith.MuliOp(b.add(arith.DivUIOp(o, b.iconst(per_group))), b.iconst(c)))
-        y0 = b.add(arith.MuliOp(y, b.iconst(sh)))
-        x0 = b.add(arith.MuliOp(xo, b.iconst(sw)))
-
-        def channel(bc: Body, ci: SSAValue, acc: SSAValue) -> SSAValue:
-            cin = bc.add(arith.AddiOp(base, ci))
-
-            def row(br: Body, i: SSAValue, acc: SSAValue) -> SSAValue:
-                yi = br.add(arith.AddiOp(y0, br.add(arith.MuliOp(i, br.iconst(dh)))))
-
-                def col(bk: Body, j: SSAValue, acc: SSAValue) -> SSAValue:
-                    xi = bk.add(arith.AddiOp(x0, bk.add(arith.MuliOp(j, bk.iconst(dw)))))
-                    xv = bk.extract(xp, [n, cin, yi, xi])
-                    wv = bk.extract(w, [o, ci, i, j])
-                    return bk.binary("add", acc, bk.binary("mul", xv, wv))
-
-                return _loop(br, kw, acc, col)
-
-            return _loop(bc, kh, acc, row)
-
-        total = _loop(b, c, b.args[0], channel)
-        if chain.relu is not None:
-            total = b.add(arith.MaximumfOp(total, b.const(0.0, f32)))
-        return total
-
-    rank = 4
-    (y,) = e.generic(
-        [bias],
-        [amap(rank, [dims(rank)[1]])],
-        [e.empty(out_shape, f32)],
-        [identity(rank)],
-        ["parallel"] * rank,
-        body,
+    return fused_conv2d(
+        e, x, w, bias, a.strides, padding, a.dilation, a.groups, out_shape, chain.relu is not None
     )
-    return y
 
 
 def _at_call(e: Emitter, mapping: dict[SSAValue, SSAValue], value: SSAValue) -> SSAValue:

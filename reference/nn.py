@@ -6,6 +6,8 @@ out. Windows are strided views (`sliding_window_view`), so no loop runs per outp
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xrelay.dialects import relay
@@ -64,6 +66,13 @@ def conv(op, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         outs.append(np.moveaxis(y, -1, 1))
     y = np.concatenate(outs, axis=1).astype(dtype)
     return _from_first(y, a.data_layout, "NC" + spatial)
+
+
+@impl(relay.Conv2DBiasOp)
+def conv2d_bias(op: relay.Conv2DBiasOp, x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    layouts = {"data_layout": "NCHW", "kernel_layout": "OIHW"}
+    as_conv = SimpleNamespace(SPATIAL="HW", attrs=relay.Attrs({**op.attrs, **layouts}))
+    return (conv(as_conv, x, w) + b.reshape(1, -1, 1, 1)).astype(x.dtype)
 
 
 @impl(relay.Conv2DTransposeOp)

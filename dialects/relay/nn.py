@@ -139,6 +139,37 @@ class Conv2DOp(ConvOp):
 
 
 @irdl_op_definition
+class Conv2DBiasOp(RelayOp):
+    """2-d convolution plus a per-output-channel bias, as one fused op (a conv2d followed by
+    bias_add on axis 1); only the NCHW / OIHW layouts. It lowers to one loop nest that
+    starts each output element from its bias.
+
+    %y = relay.nn.conv2d_bias %x, %w, %b {padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    """
+
+    name = "relay.nn.conv2d_bias"
+    data = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = ints_prop((1, 1))
+    padding = ints_prop((0, 0, 0, 0))
+    dilation = ints_prop((1, 1))
+    groups = int_prop(1)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, weight, bias = expect_count(name, types, 3)
+        conv_attrs = Attrs(attrs)
+        conv_attrs["data_layout"], conv_attrs["kernel_layout"] = "NCHW", "OIHW"
+        (out,) = Conv2DOp.infer([data, weight], conv_attrs, name)
+        same_elem(name, [data, bias])
+        _vector_along(name, out, bias, 1, "bias")
+        return [out]
+
+
+@irdl_op_definition
 class Conv3DOp(ConvOp):
     """3-d convolution, layouts NCDHW / OIDHW by default."""
 
@@ -649,6 +680,7 @@ class DropoutOp(RelayOp):
 NN_OPS = [
     Conv1DOp,
     Conv2DOp,
+    Conv2DBiasOp,
     Conv3DOp,
     Conv2DTransposeOp,
     DenseOp,

@@ -9,11 +9,13 @@ window-shaped dummy operand that carries the window's bounds, as MLIR's pooling 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
-from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import IndexType, TensorType, f32
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
@@ -113,6 +115,87 @@ def lower_conv(e: Emitter, op) -> SSAValue:
         multiply_add,
     )
     return view(e, y, out_shape)
+
+
+def _loop(b: Body, count: int, acc: SSAValue, step: Callable[..., SSAValue]) -> SSAValue:
+    """scf.for i in [0, count) carrying `acc`; `step(body, i, acc)` gives the next acc."""
+    inner = Body([IndexType(), acc.type])
+    iv, carried = inner.args
+    inner.block.add_op(scf.YieldOp(step(inner, iv, carried)))
+    return b.add(scf.ForOp(b.iconst(0), b.iconst(count), b.iconst(1), [acc], Region(inner.block)))
+
+
+def fused_conv2d(
+    e: Emitter,
+    x: SSAValue,
+    w: SSAValue,
+    bias: SSAValue,
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+    out_shape: Sequence[int],
+    relu: bool,
+) -> SSAValue:
+    """NCHW/OIHW f32 conv + bias (+ relu) as one linalg.generic with only parallel
+    iterators: each output element starts from its bias, sums over its input channels and
+    window in nested scf.for loops, and is written once.
+
+        out[n, o, y, x] = [relu](bias[o] + sum over c, i, j of
+                                 xpad[n, g*C + c, y*sy + i*dy, x*sx + j*dx] * w[o, c, i, j])
+    """
+    xp = pad_spatial(e, x, list(padding[:2]), list(padding[2:]), 0.0)
+    o_all, c, kh, kw = w.type.get_shape()
+    per_group = o_all // groups
+    (sh, sw), (dh, dw) = strides, dilation
+
+    def body(b: Body) -> SSAValue:
+        n, o, y, xo = (b.idx(k) for k in range(4))
+        base = b.add(arith.MuliOp(b.add(arith.DivUIOp(o, b.iconst(per_group))), b.iconst(c)))
+        y0 = b.add(arith.MuliOp(y, b.iconst(sh)))
+        x0 = b.add(arith.MuliOp(xo, b.iconst(sw)))
+
+        def channel(bc: Body, ci: SSAValue, acc: SSAValue) -> SSAValue:
+            cin = bc.add(arith.AddiOp(base, ci))
+
+            def row(br: Body, i: SSAValue, acc: SSAValue) -> SSAValue:
+                yi = br.add(arith.AddiOp(y0, br.add(arith.MuliOp(i, br.iconst(dh)))))
+
+                def col(bk: Body, j: SSAValue, acc: SSAValue) -> SSAValue:
+                    xi = bk.add(arith.AddiOp(x0, bk.add(arith.MuliOp(j, bk.iconst(dw)))))
+                    xv = bk.extract(xp, [n, cin, yi, xi])
+                    wv = bk.extract(w, [o, ci, i, j])
+                    return bk.binary("add", acc, bk.binary("mul", xv, wv))
+
+                return _loop(br, kw, acc, col)
+
+            return _loop(bc, kh, acc, row)
+
+        total = _loop(b, c, b.args[0], channel)
+        if relu:
+            total = b.add(arith.MaximumfOp(total, b.const(0.0, f32)))
+        return total
+
+    rank = 4
+    (y,) = e.generic(
+        [bias],
+        [amap(rank, [dims(rank)[1]])],
+        [e.empty(out_shape, f32)],
+        [identity(rank)],
+        ["parallel"] * rank,
+        body,
+    )
+    return y
+
+
+def lower_conv2d_bias(e: Emitter, op: relay.Conv2DBiasOp) -> SSAValue:
+    if op.result.type.element_type != f32:
+        raise e.error(f"element type {op.result.type.element_type} (only f32 is lowered)")
+    a = op.attrs
+    out_shape = list(op.result.type.get_shape())
+    return fused_conv2d(
+        e, op.data, op.weight, op.bias, a.strides, a.padding, a.dilation, a.groups, out_shape, False
+    )
 
 
 def multiply_add(b: Body, acc: SSAValue, x: SSAValue, w: SSAValue) -> SSAValue:
@@ -463,6 +546,7 @@ def lower_dropout(e: Emitter, op: relay.DropoutOp) -> SSAValue:
 LOWERINGS = {
     relay.Conv1DOp: lower_conv,
     relay.Conv2DOp: lower_conv,
+    relay.Conv2DBiasOp: lower_conv2d_bias,
     relay.Conv3DOp: lower_conv,
     relay.Conv2DTransposeOp: lower_conv2d_transpose,
     relay.DenseOp: lower_dense,

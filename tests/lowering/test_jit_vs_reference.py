@@ -19,8 +19,17 @@ def test_binary_float(cls, shapes):
 
 @pytest.mark.parametrize(
     "cls",
-    [relay.AddOp, relay.SubtractOp, relay.MultiplyOp, relay.DivideOp, relay.MaximumOp,
-     relay.MinimumOp, relay.FloorDivideOp, relay.FloorModOp, relay.ModOp],
+    [
+        relay.AddOp,
+        relay.SubtractOp,
+        relay.MultiplyOp,
+        relay.DivideOp,
+        relay.MaximumOp,
+        relay.MinimumOp,
+        relay.FloorDivideOp,
+        relay.FloorModOp,
+        relay.ModOp,
+    ],
     ids=lambda c: c.name,
 )
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -72,8 +81,18 @@ def test_activations():
 
 @pytest.mark.parametrize(
     "src, dst",
-    [(F, i32), (F, i64), (F, f64), ("float64", f16), ("int64", f16), ("int32", i64),
-     ("int64", i32), (F, i1), ("bool", f64), ("bool", i32)],
+    [
+        (F, i32),
+        (F, i64),
+        (F, f64),
+        ("float64", f16),
+        ("int64", f16),
+        ("int32", i64),
+        ("int64", i32),
+        (F, i1),
+        ("bool", f64),
+        ("bool", i32),
+    ],
 )
 def test_cast(src, dst):
     check_jit([((7,), src)], lambda x: relay.CastOp(x, dtype=dst))
@@ -89,12 +108,41 @@ def test_cast(src, dst):
     ],
 )
 def test_conv2d(data, weight, attrs):
-    check_jit([(data, F), (weight, F)], lambda x, w: relay.Conv2DOp(x, w, **attrs), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [(data, F), (weight, F)], lambda x, w: relay.Conv2DOp(x, w, **attrs), rtol=1e-4, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "data, weight, attrs",
+    [
+        ((1, 3, 8, 8), (4, 3, 3, 3), {"padding": (1, 1, 1, 1)}),
+        ((1, 4, 9, 7), (6, 2, 3, 2), {"groups": 2, "strides": (2, 1), "dilation": (1, 2)}),
+    ],
+)
+def test_conv2d_bias(data, weight, attrs):
+    bias = ((weight[0],), F)
+    check_jit(
+        [(data, F), (weight, F), bias],
+        lambda x, w, b: relay.Conv2DBiasOp(x, w, b, **attrs),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_conv1d_conv3d():
-    check_jit([((2, 3, 11), F), ((4, 3, 3), F)], lambda x, w: relay.Conv1DOp(x, w, strides=(2,), padding=(1, 2)), rtol=1e-4, atol=1e-5)
-    check_jit([((1, 2, 4, 5, 6), F), ((3, 2, 2, 2, 2), F)], lambda x, w: relay.Conv3DOp(x, w), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [((2, 3, 11), F), ((4, 3, 3), F)],
+        lambda x, w: relay.Conv1DOp(x, w, strides=(2,), padding=(1, 2)),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    check_jit(
+        [((1, 2, 4, 5, 6), F), ((3, 2, 2, 2, 2), F)],
+        lambda x, w: relay.Conv3DOp(x, w),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize(
@@ -106,15 +154,37 @@ def test_conv1d_conv3d():
     ],
 )
 def test_conv2d_transpose(attrs):
-    check_jit([((1, 4, 5, 4), F), ((4, 3, 3, 3), F)], lambda x, w: relay.Conv2DTransposeOp(x, w, **attrs), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [((1, 4, 5, 4), F), ((4, 3, 3, 3), F)],
+        lambda x, w: relay.Conv2DTransposeOp(x, w, **attrs),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_dense_matmul_batch_matmul():
-    check_jit([((5, 7, 16), F), ((4, 16), F)], lambda x, w: relay.DenseOp(x, w), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [((5, 7, 16), F), ((4, 16), F)], lambda x, w: relay.DenseOp(x, w), rtol=1e-4, atol=1e-5
+    )
     check_jit([((8, 16), F), ((16, 4), F)], lambda a, b: relay.MatmulOp(a, b), rtol=1e-4, atol=1e-5)
-    check_jit([((16, 8), F), ((4, 16), F)], lambda a, b: relay.MatmulOp(a, b, transpose_a=True, transpose_b=True), rtol=1e-4, atol=1e-5)
-    check_jit([((1, 8, 16), F), ((3, 16, 4), F)], lambda a, b: relay.BatchMatmulOp(a, b), rtol=1e-4, atol=1e-5)
-    check_jit([((3, 16, 8), F), ((3, 4, 16), F)], lambda a, b: relay.BatchMatmulOp(a, b, transpose_a=True, transpose_b=True), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [((16, 8), F), ((4, 16), F)],
+        lambda a, b: relay.MatmulOp(a, b, transpose_a=True, transpose_b=True),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    check_jit(
+        [((1, 8, 16), F), ((3, 16, 4), F)],
+        lambda a, b: relay.BatchMatmulOp(a, b),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    check_jit(
+        [((3, 16, 8), F), ((3, 4, 16), F)],
+        lambda a, b: relay.BatchMatmulOp(a, b, transpose_a=True, transpose_b=True),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_normalizations():
@@ -122,11 +192,27 @@ def test_normalizations():
     check_jit(
         [((2, 4, 3, 3), F)] + [((4,), F)] * 4,
         lambda x, g, b, m, v: [a := relay.AbsOp(v), relay.BatchNormOp(x, g, b, m, a)],
-        rtol=1e-4, atol=1e-5,
+        rtol=1e-4,
+        atol=1e-5,
     )
-    check_jit([((2, 3, 8), F), ((8,), F), ((8,), F)], lambda x, g, b: relay.LayerNormOp(x, g, b), rtol=1e-4, atol=1e-5)
-    check_jit([((2, 3, 4, 2), F), ((4, 2), F), ((4, 2), F)], lambda x, g, b: relay.LayerNormOp(x, g, b, axis=2), rtol=1e-4, atol=1e-5)
-    check_jit([((1, 7, 3, 3), F)], lambda x: relay.LRNOp(x, size=3, alpha=0.1, beta=0.75, bias=2.0), rtol=1e-4, atol=1e-5)
+    check_jit(
+        [((2, 3, 8), F), ((8,), F), ((8,), F)],
+        lambda x, g, b: relay.LayerNormOp(x, g, b),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    check_jit(
+        [((2, 3, 4, 2), F), ((4, 2), F), ((4, 2), F)],
+        lambda x, g, b: relay.LayerNormOp(x, g, b, axis=2),
+        rtol=1e-4,
+        atol=1e-5,
+    )
+    check_jit(
+        [((1, 7, 3, 3), F)],
+        lambda x: relay.LRNOp(x, size=3, alpha=0.1, beta=0.75, bias=2.0),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize(
@@ -140,12 +226,22 @@ def test_normalizations():
 def test_pools(attrs):
     check_jit([((1, 3, 9, 8), F)], lambda x: relay.MaxPool2DOp(x, **attrs))
     check_jit([((1, 3, 9, 8), F)], lambda x: relay.AvgPool2DOp(x, **attrs), rtol=1e-5)
-    check_jit([((1, 3, 9, 8), F)], lambda x: relay.AvgPool2DOp(x, count_include_pad=True, **attrs), rtol=1e-5)
+    check_jit(
+        [((1, 3, 9, 8), F)],
+        lambda x: relay.AvgPool2DOp(x, count_include_pad=True, **attrs),
+        rtol=1e-5,
+    )
 
 
 def test_pools_1d_3d_and_global():
-    check_jit([((2, 3, 10), F)], lambda x: relay.MaxPool1DOp(x, pool_size=(3,), strides=(2,), padding=(1, 1)))
-    check_jit([((1, 2, 5, 6, 7), F)], lambda x: relay.AvgPool3DOp(x, pool_size=(2, 2, 3), strides=(1, 2, 2)))
+    check_jit(
+        [((2, 3, 10), F)],
+        lambda x: relay.MaxPool1DOp(x, pool_size=(3,), strides=(2,), padding=(1, 1)),
+    )
+    check_jit(
+        [((1, 2, 5, 6, 7), F)],
+        lambda x: relay.AvgPool3DOp(x, pool_size=(2, 2, 3), strides=(1, 2, 2)),
+    )
     check_jit([((2, 3, 5, 7), F)], lambda x: relay.GlobalAvgPool2DOp(x))
     check_jit([((2, 3, 5, 7), F)], lambda x: relay.GlobalMaxPool2DOp(x))
 
@@ -154,7 +250,12 @@ def test_softmax_pad_dropout():
     check_jit([((3, 10), F)], lambda x: relay.SoftmaxOp(x), rtol=1e-5)
     check_jit([((2, 5, 3), F)], lambda x: relay.LogSoftmaxOp(x, axis=1), rtol=1e-5)
     for mode in ("constant", "edge", "reflect"):
-        check_jit([((3, 4), F)], lambda x, mode=mode: relay.PadOp(x, pad_width=(1, 2, 2, 1), pad_mode=mode, pad_value=1.5))
+        check_jit(
+            [((3, 4), F)],
+            lambda x, mode=mode: relay.PadOp(
+                x, pad_width=(1, 2, 2, 1), pad_mode=mode, pad_value=1.5
+            ),
+        )
     check_jit([((3, 4), F)], lambda x: relay.PadOp(x, pad_width=(-1, 2, 0, -2)))
     check_jit([((3, 4), F)], lambda x: relay.DropoutOp(x))
 
@@ -168,7 +269,9 @@ def test_tensor_ops():
     check_jit([((3,), F)], lambda x: relay.ExpandDimsOp(x, axis=0, num_newaxis=2))
     check_jit([((2, 3, 4), F)], lambda x: relay.BatchFlattenOp(x))
     check_jit([((3, 1), F)], lambda x: relay.BroadcastToOp(x, shape=(2, 3, 5)))
-    check_jit([((5, 6), F)], lambda x: relay.StridedSliceOp(x, begin=(4, 1), end=(0, 6), strides=(-2, 2)))
+    check_jit(
+        [((5, 6), F)], lambda x: relay.StridedSliceOp(x, begin=(4, 1), end=(0, 6), strides=(-2, 2))
+    )
     check_jit([((2, 3), F)], lambda x: relay.TileOp(x, reps=(2, 1, 3)))
     check_jit([((2, 3), F)], lambda x: relay.ShapeOfOp(x))
 
@@ -179,12 +282,26 @@ def test_gathers():
     data = np.arange(15, dtype=np.float32).reshape(5, 3)
     idx = np.array([[0, -1], [4, 9]], dtype=np.int64)
     for mode in ("clip", "wrap"):
-        check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i, mode=mode: relay.TakeOp(x, i, axis=0, mode=mode), inputs=[data, idx])
-    check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i: relay.TakeOp(x, i, axis=1), inputs=[data, idx])
+        check_jit(
+            [((5, 3), F), ((2, 2), "int64")],
+            lambda x, i, mode=mode: relay.TakeOp(x, i, axis=0, mode=mode),
+            inputs=[data, idx],
+        )
+    check_jit(
+        [((5, 3), F), ((2, 2), "int64")],
+        lambda x, i: relay.TakeOp(x, i, axis=1),
+        inputs=[data, idx],
+    )
     gidx = np.array([[0, 2, -1], [1, 0, 0]], dtype=np.int32)
-    check_jit([((2, 3), F), ((2, 3), "int32")], lambda x, i: relay.GatherOp(x, i, axis=1), inputs=[data[:2], gidx])
+    check_jit(
+        [((2, 3), F), ((2, 3), "int32")],
+        lambda x, i: relay.GatherOp(x, i, axis=1),
+        inputs=[data[:2], gidx],
+    )
     ndidx = np.array([[0, 1], [4, 2]], dtype=np.int64)
-    check_jit([((5, 3), F), ((2, 2), "int64")], lambda x, i: relay.GatherNDOp(x, i), inputs=[data, ndidx])
+    check_jit(
+        [((5, 3), F), ((2, 2), "int64")], lambda x, i: relay.GatherNDOp(x, i), inputs=[data, ndidx]
+    )
 
 
 @pytest.mark.parametrize("cls", [relay.SumOp, relay.MeanOp, relay.MaxOp, relay.MinOp, relay.ProdOp])
@@ -201,7 +318,9 @@ def test_arg_reductions(cls):
 
     x = np.array([[1, 3, 3, 0], [2, 2, 1, 1]], dtype=np.float32)
     for last in (False, True):
-        check_jit([((2, 4), F)], lambda v, last=last: cls(v, axis=1, select_last_index=last), inputs=[x])
+        check_jit(
+            [((2, 4), F)], lambda v, last=last: cls(v, axis=1, select_last_index=last), inputs=[x]
+        )
     check_jit([((2, 4), F)], lambda v: cls(v, axis=0, keepdims=True))
     check_jit([((5,), "int64")], lambda v: cls(v, axis=0))
 
@@ -218,7 +337,12 @@ def test_half_precision_accumulates_in_f32():
     check_jit([((4, 64), H), ((8, 64), H)], lambda x, w: relay.DenseOp(x, w), rtol=2e-3, atol=2e-3)
     check_jit([((8, 64), H), ((64, 4), H)], lambda a, b: relay.MatmulOp(a, b), rtol=2e-3, atol=2e-3)
     check_jit([((3, 100), H)], lambda x: relay.SumOp(x, axis=(1,)), rtol=2e-3, atol=2e-2)
-    check_jit([((1, 3, 6, 6), H), ((2, 3, 3, 3), H)], lambda x, w: relay.Conv2DOp(x, w), rtol=2e-3, atol=2e-3)
+    check_jit(
+        [((1, 3, 6, 6), H), ((2, 3, 3, 3), H)],
+        lambda x, w: relay.Conv2DOp(x, w),
+        rtol=2e-3,
+        atol=2e-3,
+    )
 
 
 def test_unsigned_types_are_refused_with_the_op_named():
@@ -226,5 +350,7 @@ def test_unsigned_types_are_refused_with_the_op_named():
     from jit_check import module_of
 
     module = module_of([((4,), "uint8"), ((4,), "uint8")], lambda a, b: relay.AddOp(a, b))
-    with pytest.raises(xrelay.Error, match=r"cannot lower 'relay.add': element type ui8 is not supported yet"):
+    with pytest.raises(
+        xrelay.Error, match=r"cannot lower 'relay.add': element type ui8 is not supported yet"
+    ):
         xrelay.build(module)

@@ -20,6 +20,15 @@ func.func @f(%x: tensor<4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
 
 // -----
 
+// relay.nn.conv2d_bias: a bias that is not one value per output channel.
+func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<3xf32>) {
+  %0 = relay.nn.conv2d_bias %x, %w, %b : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.conv2d_bias' op bias tensor<3xf32> must be a vector of the size of axis 1 of tensor<1x4x6x6xf32>
+
+// -----
+
 // relay.nn.conv2d: strides with three values.
 func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) {
   %0 = relay.nn.conv2d %x, %w {strides = array<i64: 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>

@@ -3,9 +3,11 @@
 
 // Convolutions: 1-d, 2-d (strided, padded, dilated, grouped, NHWC), 3-d, transposed.
 // CHECK-LABEL: func.func @convolutions
-func.func @convolutions(%x1: tensor<2x3x10xf32>, %w1: tensor<4x3x3xf32>, %x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %wg: tensor<8x2x3x3xf32>, %xh: tensor<1x9x9x4xf32>, %wh: tensor<3x3x4x8xf32>, %x3: tensor<1x2x4x5x6xf32>, %w3: tensor<3x2x2x2x2xf32>, %wt: tensor<4x2x3x3xf32>) {
+func.func @convolutions(%x1: tensor<2x3x10xf32>, %w1: tensor<4x3x3xf32>, %x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %wg: tensor<8x2x3x3xf32>, %xh: tensor<1x9x9x4xf32>, %wh: tensor<3x3x4x8xf32>, %x3: tensor<1x2x4x5x6xf32>, %w3: tensor<3x2x2x2x2xf32>, %wt: tensor<4x2x3x3xf32>, %b8: tensor<8xf32>) {
   // CHECK: relay.nn.conv1d %{{.*}}, %{{.*}} : (tensor<2x3x10xf32>, tensor<4x3x3xf32>) -> tensor<2x4x8xf32>
   %c1 = relay.nn.conv1d %x1, %w1 : (tensor<2x3x10xf32>, tensor<4x3x3xf32>) -> tensor<2x4x8xf32>
+  // CHECK: relay.nn.conv2d_bias %{{.*}}, %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> tensor<1x8x9x9xf32>
+  %cb = relay.nn.conv2d_bias %x, %w, %b8 {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> tensor<1x8x9x9xf32>
   // CHECK: relay.nn.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32>
   %c2 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32>
   // CHECK: relay.nn.conv2d %{{.*}}, %{{.*}} {dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x5x5xf32>
