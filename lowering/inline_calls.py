@@ -4,6 +4,14 @@ its body, then erase the functions no call reaches any more (other than @main).
 Composite functions (from `merge-composite`) and partitioned regions stay separate functions
 through the relay passes; lowering flattens them back into @main first, so every later stage
 sees one relay function. A call of an external declaration is left alone.
+
+Before:
+    %y = func.call @composite_dense_bias_0(%x) : (tensor<2x4xf32>) -> tensor<2x3xf32>
+    func.func private @composite_dense_bias_0(%a: tensor<2x4xf32>) -> tensor<2x3xf32> {...}
+After:
+    %w = relay.constant ...
+    %d = relay.nn.dense %x, %w : ...
+    %y = relay.add %d, %b : ...
 """
 
 from __future__ import annotations

@@ -22,6 +22,17 @@ from xrelay.transforms.pattern import Pattern, is_constant, is_op, wildcard
 
 
 def conv2d_bias_pattern() -> Pattern:
+    """A convolution by a constant weight plus a constant bias, optionally after zero-style
+    constant padding:
+
+        data
+          |
+        [nn.pad mode=constant]
+          |
+        nn.conv2d(_, const)
+          |
+        nn.bias_add(_, const)
+    """
     data = wildcard()
     padded = is_op("nn.pad")(data).has_attr({"pad_mode": "constant"}) | data
     conv = is_op("nn.conv2d")(padded, is_constant())
@@ -29,10 +40,22 @@ def conv2d_bias_pattern() -> Pattern:
 
 
 def conv2d_bias_relu_pattern() -> Pattern:
+    """`conv2d_bias_pattern` followed by a relu:
+
+        [nn.pad] -> nn.conv2d(_, const) -> nn.bias_add(_, const) -> nn.relu
+    """
     return is_op("nn.relu")(conv2d_bias_pattern())
 
 
 def dense_bias_pattern() -> Pattern:
+    """A dense layer by a constant weight plus a constant bias (how linear layers import):
+
+        data    const W
+           \    /
+          nn.dense
+             |
+          add(_, const b)
+    """
     return is_op("add")(is_op("nn.dense")(wildcard(), is_constant()), is_constant())
 
 

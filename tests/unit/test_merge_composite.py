@@ -45,6 +45,10 @@ def test_registered_table_and_errors() -> None:
     merge_composite(module, get_pattern_table("test-relu"))
     names = [op.attributes.get("Composite") for op in module.body.block.ops]
     assert any(n is not None and n.data == "just_relu" for n in names)
+    rejecting = CompositePattern("never", is_op("nn.relu")(wildcard()), check=lambda m: False)
+    module = xrelay.parse_module(first_case())
+    merge_composite(module, [rejecting])
+    assert not any("Composite" in op.attributes for op in module.body.block.ops)
     with pytest.raises(xrelay.Error, match="no pattern table 'nope'"):
         get_pattern_table("nope")
     with pytest.raises(PatternError, match="needs a Pattern"):
