@@ -217,6 +217,7 @@ CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] =
         lambda x: (
             F.max_pool2d(x, 3, 2, 1, ceil_mode=True).sum((2, 3))
             + F.avg_pool2d(x, 2, count_include_pad=False, padding=1).sum((2, 3))
+            + F.avg_pool2d(x, 3, 2, 1, ceil_mode=True).sum((2, 3))
             + F.adaptive_avg_pool2d(x, (2, 3)).sum((2, 3))
             + F.adaptive_max_pool2d(x, 1).flatten(1)
             + F.max_pool1d(x.flatten(2), 4).sum(2)
