@@ -1,0 +1,143 @@
+"""Benchmark xrelay against onnxruntime on the same inputs, side by side in one run.
+
+    python bench/run.py [--models mlp,squeezenet,...] [--runs 5] [--seconds 3] [--json out.json]
+
+Per model (each in its own process, so peak memory is the model's own): build it, compile it
+with xrelay (timed), check that xrelay and onnxruntime agree, then time both with 2 threads
+(onnxruntime intra-op threads; xrelay runs what it generates), warm-up first, alternating the
+two systems until each has at least `--runs` runs and `--seconds` seconds. Reports xrelay and
+onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machine's 480
+GFLOP/s peak, compile time and peak memory, then the geometric mean of the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PEAK_GFLOPS = 480.0
+HERE = Path(__file__).resolve().parent
+
+
+def measure(name: str, runs: int, seconds: float, cache: Path) -> dict:
+    import numpy as np
+    import onnxruntime as ort
+
+    sys.path.insert(0, str(HERE))
+    import xrelay
+    from models import build, gflop
+
+    model, inputs = build(name, cache)
+    flops = gflop(model, inputs)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    start = time.perf_counter()
+    module, params = xrelay.from_onnx(model)
+    lib = xrelay.build(module, params)
+    compile_s = time.perf_counter() - start
+
+    want = session.run(None, inputs)
+    got = lib.run(**inputs)
+    for g, w in zip(got, want):
+        scale = max(float(np.nanmax(np.abs(w))), 1.0)
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
+
+    times: dict[str, list[float]] = {"xrelay": [], "onnxruntime": []}
+    calls = {"xrelay": lambda: lib.run(**inputs), "onnxruntime": lambda: session.run(None, inputs)}
+    for fn in calls.values():
+        fn()  # warm-up
+    while any(len(t) < runs or sum(t) < seconds for t in times.values()):
+        for system, fn in calls.items():
+            t0 = time.perf_counter()
+            fn()
+            times[system].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
+    return {
+        "model": name,
+        "xrelay_ms": med["xrelay"],
+        "xrelay_min_ms": min(times["xrelay"]) * 1e3,
+        "onnxruntime_ms": med["onnxruntime"],
+        "onnxruntime_min_ms": min(times["onnxruntime"]) * 1e3,
+        "ratio": med["xrelay"] / med["onnxruntime"],
+        "gflop": flops,
+        "xrelay_gflops": flops / (med["xrelay"] / 1e3),
+        "peak_percent": 100 * flops / (med["xrelay"] / 1e3) / PEAK_GFLOPS,
+        "compile_s": compile_s,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "runs": {k: len(v) for k, v in times.items()},
+    }
+
+
+def main() -> int:
+    from models import MODELS
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--cache", type=Path, default=HERE / ".cache")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.runs, args.seconds, args.cache)))
+        return 0
+    rows = []
+    header = f"{'model':<13}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
+    print(header)
+    for name in args.models.split(","):
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            name,
+            "--runs",
+            str(args.runs),
+            "--seconds",
+            str(args.seconds),
+            "--cache",
+            str(args.cache),
+        ]
+        done = subprocess.run(
+            cmd,
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "2"},
+        )
+        if done.returncode != 0:
+            reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
+            print(f"{name:<13}failed: {reason}")
+            rows.append({"model": name, "error": reason})
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(r)
+        print(
+            f"{name:<13}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
+            f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}",
+            flush=True,
+        )
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    if ratios:
+        geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"geometric-mean ratio xrelay/onnxruntime over {len(ratios)} models: {geomean:.1f}")
+    if args.json:
+        args.json.write_text(json.dumps({"models": rows}, indent=2))
+    return 0 if len(ratios) == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())
