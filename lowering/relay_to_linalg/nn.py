@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import IndexType, TensorType, f32
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xrelay.dialects import relay
@@ -22,7 +21,6 @@ from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
     Emitter,
-    accumulator_type,
     amap,
     dims,
     identity,
@@ -83,7 +81,7 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     out_shape = list(out_t.get_shape())
     elem = out_t.element_type
     groups = a.groups
-    n, c_all = x_shape[:2]
+    n = x_shape[0]
     o_all, c = w_shape[:2]
     o = o_all // groups
     kernel = w_shape[2:]
@@ -91,19 +89,20 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     padded = list(shape_of(x))
     x = view(e, x, [n, groups, c, *padded[2:]])
     w = view(e, op.weight, [groups, o, c, *kernel])
-    # loops: n, g, o, *out spatial, c, *kernel
+    # loops: n, g, o, c, *kernel, *out spatial: the innermost loop runs along an output row
+    # (unit stride in the output, stride `strides[-1]` in the input), which LLVM vectorizes
     rank = 3 + n_sp + 1 + n_sp
     d = dims(rank)
     ln, lg, lo = d[0], d[1], d[2]
-    lsp = d[3 : 3 + n_sp]
-    lc = d[3 + n_sp]
-    lk = d[4 + n_sp :]
+    lc = d[3]
+    lk = d[4 : 4 + n_sp]
+    lsp = d[4 + n_sp :]
     x_map = amap(
         rank, [ln, lg, lc, *[lsp[i] * a.strides[i] + lk[i] * a.dilation[i] for i in range(n_sp)]]
     )
     w_map = amap(rank, [lg, lo, lc, *lk])
     out_map = amap(rank, [ln, lg, lo, *lsp])
-    iterators = ["parallel"] * (3 + n_sp) + ["reduction"] * (1 + n_sp)
+    iterators = ["parallel"] * 3 + ["reduction"] * (1 + n_sp) + ["parallel"] * n_sp
     y = e.accumulate(
         [x, w],
         [x_map, w_map],
@@ -245,23 +244,36 @@ def lower_conv2d_transpose(e: Emitter, op: relay.Conv2DTransposeOp) -> SSAValue:
     return view(e, y, out_shape)
 
 
+def swap_last_axes(e: Emitter, value: SSAValue) -> SSAValue:
+    """A copy of `value` with its last two axes swapped."""
+    shape = list(shape_of(value))
+    rank = len(shape)
+    d = dims(rank)
+    in_map = amap(rank, [*d[:-2], d[-1], d[-2]])
+    out_shape = [*shape[:-2], shape[-1], shape[-2]]
+    return e.map([value], out_shape, value.type.element_type, lambda b: b.args[0], [in_map])
+
+
 def lower_dense(e: Emitter, op: relay.DenseOp) -> SSAValue:
+    """x [..., K] times w [N, K]^T. The weight is transposed to [K, N] first, so the loops
+    (..., k, n) end in a unit-stride parallel loop over n that LLVM vectorizes."""
     x_shape = list(shape_of(op.data))
     units = shape_of(op.weight)[0]
     out_shape = x_shape[:-1] + [units]
     elem = op.results[0].type.element_type
     lead = len(x_shape) - 1
-    rank = lead + 2  # *lead, n, k
+    rank = lead + 2  # *lead, k, n
     d = dims(rank)
-    x_map = amap(rank, [*d[:lead], d[lead + 1]])
+    w_kn = swap_last_axes(e, op.weight)
+    x_map = amap(rank, [*d[:lead], d[lead]])
     w_map = amap(rank, [d[lead], d[lead + 1]])
-    out_map = amap(rank, d[: lead + 1])
+    out_map = amap(rank, [*d[:lead], d[lead + 1]])
     return e.accumulate(
-        [op.data, op.weight],
+        [op.data, w_kn],
         [x_map, w_map],
         out_shape,
         out_map,
-        ["parallel"] * (lead + 1) + ["reduction"],
+        ["parallel"] * lead + ["reduction", "parallel"],
         elem,
         0,
         multiply_add,
@@ -269,18 +281,17 @@ def lower_dense(e: Emitter, op: relay.DenseOp) -> SSAValue:
 
 
 def lower_matmul(e: Emitter, op) -> SSAValue:
-    """matmul and batch_matmul: loops (batch?), m, n, k; a batch of 1 is read at index 0."""
+    """matmul and batch_matmul: loops (batch?), m, k, n, so the innermost loop runs over n
+    with unit stride in the rhs and the output (a transposed rhs is copied to [k, n] first);
+    a batch of 1 is read at index 0."""
     out_t = op.results[0].type
     out_shape = list(out_t.get_shape())
     batched = isinstance(op, relay.BatchMatmulOp)
-    plain = not batched and not op.attrs.transpose_a and not op.attrs.transpose_b
-    if plain and accumulator_type(out_t.element_type) == out_t.element_type:
-        acc = e.full(out_shape, out_t.element_type, 0)
-        return e.insert(linalg.MatmulOp([op.lhs, op.rhs], [acc]))
     rank = 4 if batched else 3
     d = dims(rank)
     bdim: list[AffineExpr | int] = [d[0]] if batched else []
-    m, nn, k = d[rank - 3 :]
+    m, k, nn = d[rank - 3 :]
+    rhs = swap_last_axes(e, op.rhs) if op.attrs.transpose_b else op.rhs
 
     def operand_map(value: SSAValue, rows: AffineExpr, cols: AffineExpr, transpose: bool):
         batch = bdim
@@ -290,14 +301,14 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
         return amap(rank, [*batch, *pair])
 
     lhs_map = operand_map(op.lhs, m, k, op.attrs.transpose_a)
-    rhs_map = operand_map(op.rhs, k, nn, op.attrs.transpose_b)
+    rhs_map = operand_map(rhs, k, nn, False)
     out_map = amap(rank, [*bdim, m, nn])
     return e.accumulate(
-        [op.lhs, op.rhs],
+        [op.lhs, rhs],
         [lhs_map, rhs_map],
         out_shape,
         out_map,
-        ["parallel"] * (rank - 1) + ["reduction"],
+        ["parallel"] * (rank - 2) + ["reduction", "parallel"],
         out_t.element_type,
         0,
         multiply_add,
