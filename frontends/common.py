@@ -1,6 +1,7 @@
 """Relay-building pieces shared by the ONNX and PyTorch frontends.
 
-`emit_constant` puts a numpy constant into a block (a large splat becomes a broadcast scalar,
+`emit_constant` puts a numpy constant into a block (`constant_ops` builds its ops,
+`constant_value` reads one back) (a large splat becomes a broadcast scalar,
 so a constant-filled weight does not turn into megabytes of IR). `matmul_nd` gives numpy
 matmul semantics (any batch rank, broadcasting, 1-d operands) on relay's 2-d/3-d matmuls.
 Both take anything with an `emit(op)` that adds the op and returns its result.
@@ -15,7 +16,7 @@ import numpy as np
 from xdsl.dialects.builtin import LocationAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dtypes import dense_from_numpy
+from xrelay.dialects.dtypes import dense_from_numpy, numpy_from_dense
 
 # Constants at least this large whose elements are all equal are emitted as a broadcast scalar.
 SPLAT_MIN_ELEMENTS = 64
@@ -33,6 +34,16 @@ def constant_ops(array: np.ndarray) -> list[Operation]:
         scalar = relay.ConstantOp(dense_from_numpy(flat[:1].reshape(())))
         return [scalar, relay.BroadcastToOp(scalar, shape=array.shape)]
     return [relay.ConstantOp(dense_from_numpy(array))]
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array a relay constant (or a constant splat, broadcast) holds, else None."""
+    op = value.owner
+    if isinstance(op, relay.ConstantOp):
+        return numpy_from_dense(op.value)
+    if isinstance(op, relay.BroadcastToOp) and isinstance(op.data.owner, relay.ConstantOp):
+        return np.broadcast_to(numpy_from_dense(op.data.owner.value), op.result.type.get_shape())
+    return None
 
 
 def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValue:

@@ -10,9 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.external import compile_external
-from xrelay.lowering.fuse_composites import fuse_composites
 from xrelay.lowering.hoist_constants import hoist_constants
-from xrelay.lowering.inline_calls import inline_calls
 from xrelay.lowering.jit import Library, llvm_ir
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import FunctionSignature, main_function
@@ -31,11 +29,11 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
         raise Error(f"build: missing parameters {missing}")
     work = module.clone()
     externals = compile_external(work)
-    fuse_composites(work)
-    inline_calls(work)
+    # constants are hoisted once composites are fused or inlined into @main
+    times = lower(work, stop_after="inline-calls")
     params.update(hoist_constants(work))
     signature = FunctionSignature.of(main_function(work))
-    times = lower(work)
+    times |= lower(work, start_after="inline-calls")
     start = time.perf_counter()
     text = llvm_ir(work)
     times["llvm-ir"] = time.perf_counter() - start

@@ -20,8 +20,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 from xrelay.dialects import relay
+from xrelay.lowering.inline_calls import erase_uncalled
 from xrelay.lowering.relay_to_linalg.builder import Emitter
 from xrelay.lowering.relay_to_linalg.nn import fused_conv2d
 from xrelay.transforms.merge_composite import COMPOSITE_ATTR
@@ -104,10 +104,7 @@ def fuse_composites(module: ModuleOp) -> None:
         y = emit_fused_conv(e, chain, x, w, b)
         call.results[0].replace_all_uses_with(y)
         e.rewriter.erase_op(call)
-    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
-    for name, fn in functions.items():
-        if name not in called:
-            Rewriter.erase_op(fn)
+    erase_uncalled(module, functions)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,11 @@ def inline_calls(module: ModuleOp) -> None:
             if callee is not None and callee is not call.parent_op():
                 inline_call(call, callee)
                 changed = True
+    erase_uncalled(module, functions)
+
+
+def erase_uncalled(module: ModuleOp, functions: dict[str, func.FuncOp]) -> None:
+    """Erase those of `functions` (other than @main) that no call in `module` reaches."""
     called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
     for name, fn in functions.items():
         if name != "main" and name not in called:

@@ -58,16 +58,22 @@ STAGE_NAMES = [name for name, _ in STAGES]
 
 
 def lower(
-    module: ModuleOp, stop_after: str | None = None, time_passes: bool | None = None
+    module: ModuleOp,
+    stop_after: str | None = None,
+    time_passes: bool | None = None,
+    start_after: str | None = None,
 ) -> dict[str, float]:
-    """Run the stages in place (up to and including `stop_after`); returns seconds per stage."""
-    if stop_after is not None and stop_after not in STAGE_NAMES:
-        raise Error(f"unknown stage '{stop_after}'; the stages are {STAGE_NAMES}")
+    """Run the stages in place, after `start_after` (if given) up to and including
+    `stop_after`; returns seconds per stage."""
+    for stage in (stop_after, start_after):
+        if stage is not None and stage not in STAGE_NAMES:
+            raise Error(f"unknown stage '{stage}'; the stages are {STAGE_NAMES}")
     if time_passes is None:
         time_passes = os.environ.get("XRELAY_TIME_PASSES", "") not in ("", "0")
     ctx = Context()
     times: dict[str, float] = {}
-    for name, make in STAGES:
+    first = STAGE_NAMES.index(start_after) + 1 if start_after is not None else 0
+    for name, make in STAGES[first:]:
         start = time.perf_counter()
         make().apply(ctx, module)
         verify_module(module)

@@ -22,20 +22,11 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xrelay.dialects import relay
-from xrelay.dialects.dtypes import numpy_from_dense
-
-
-def _constant_value(value: SSAValue) -> np.ndarray | None:
-    op = value.owner
-    if isinstance(op, relay.BroadcastToOp) and isinstance(op.data.owner, relay.ConstantOp):
-        return numpy_from_dense(op.data.owner.value)
-    if isinstance(op, relay.ConstantOp):
-        return numpy_from_dense(op.value)
-    return None
+from xrelay.frontends.common import constant_value
 
 
 def _is_all(value: SSAValue, scalar: float) -> bool:
-    array = _constant_value(value)
+    array = constant_value(value)
     return array is not None and bool(np.all(array == scalar))
 
 

@@ -27,19 +27,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
-from xrelay.dialects.dtypes import numpy_from_dense
 from xrelay.dialects.relay.base import RelayOp
-from xrelay.frontends.common import constant_ops
+from xrelay.frontends.common import constant_ops, constant_value
 from xrelay.reference import evaluate_op
-
-
-def _value_of(op: Operation | None) -> np.ndarray | None:
-    """The array a constant op holds (a splat broadcast included), else None."""
-    if isinstance(op, relay.ConstantOp):
-        return numpy_from_dense(op.value)
-    if isinstance(op, relay.BroadcastToOp) and isinstance(op.data.owner, relay.ConstantOp):
-        return np.broadcast_to(numpy_from_dense(op.data.owner.value), op.result.type.get_shape())
-    return None
 
 
 def _is_splat_form(op: Operation) -> bool:
@@ -58,7 +48,7 @@ def fold_op(op: Operation, max_elements: int) -> bool:
         return False
     if not op.operands or _elements(op) > max_elements:
         return False
-    arrays = [_value_of(v.owner if isinstance(v.owner, Operation) else None) for v in op.operands]
+    arrays = [constant_value(v) for v in op.operands]
     if any(a is None for a in arrays):
         return False
     results = evaluate_op(op, arrays)

@@ -42,19 +42,19 @@ def conv2d_bias_pattern() -> Pattern:
 def conv2d_bias_relu_pattern() -> Pattern:
     """`conv2d_bias_pattern` followed by a relu:
 
-        [nn.pad] -> nn.conv2d(_, const) -> nn.bias_add(_, const) -> nn.relu
+    [nn.pad] -> nn.conv2d(_, const) -> nn.bias_add(_, const) -> nn.relu
     """
     return is_op("nn.relu")(conv2d_bias_pattern())
 
 
 def dense_bias_pattern() -> Pattern:
-    """A dense layer by a constant weight plus a constant bias (how linear layers import):
+    r"""A dense layer by a constant weight plus a constant bias (how linear layers import):
 
-        data    const W
-           \    /
-          nn.dense
-             |
-          add(_, const b)
+    data    const W
+       \    /
+      nn.dense
+         |
+      add(_, const b)
     """
     return is_op("add")(is_op("nn.dense")(wildcard(), is_constant()), is_constant())
 

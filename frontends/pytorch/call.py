@@ -148,6 +148,11 @@ class Call:
         self.label = label
         self.location = loc
 
+    @property
+    def name(self) -> str:
+        """The op's name without namespace ("convolution"; in-place kinds arrive functional)."""
+        return self.kind.split("::")[1]
+
     # --- errors --------------------------------------------------------------------------
 
     def error(self, message: str) -> Error:
@@ -178,9 +183,6 @@ class Call:
     def has(self, key: int | str) -> bool:
         """Whether the argument is present and not None."""
         return self.raw(key, None) is not None
-
-    def is_runtime(self, key: int | str) -> bool:
-        return isinstance(self.raw(key), SSAValue)
 
     def value(self, key: int | str, default: Any = REQUIRED) -> Any:
         """The argument's value known at import time; an error if it is computed at run time."""
@@ -270,11 +272,15 @@ class Call:
         return self.as_tensor(value, dtype)
 
 
+def torch_dtype_of(value: SSAValue) -> torch.dtype:
+    """The torch dtype of an SSA tensor."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return torch_dtype(numpy_dtype(t.element_type))
+
+
 def _proxy(value: Any) -> Any:
     """A stand-in torch.result_type accepts: a meta tensor for SSA values."""
     if isinstance(value, SSAValue):
-        t = value.type
-        assert isinstance(t, TensorType)
-        dtype = torch_dtype(numpy_dtype(t.element_type))
-        return torch.empty(t.get_shape(), dtype=dtype, device="meta")
+        return torch.empty(value.type.get_shape(), dtype=torch_dtype_of(value), device="meta")
     return value

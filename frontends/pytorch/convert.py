@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, LocationAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, LocationAttr, ModuleOp
 from xdsl.ir import Region, SSAValue
-from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.errors import Error, ShapeError, UnsupportedOpsError
-from xrelay.frontends.pytorch.call import Call, GraphBuilder, Unavailable, torch_dtype
+from xrelay.frontends.pytorch.call import Call, GraphBuilder, Unavailable, torch_dtype_of
 from xrelay.frontends.pytorch.registry import Converter
 from xrelay.ir import verify_module
 from xrelay.signature import arg_attrs
@@ -55,9 +54,7 @@ def is_index_table(tensor: torch.Tensor) -> bool:
 def shape_proxy(value: Any) -> Any:
     """For SHAPE_ONLY folding: SSA tensors become zero tensors of their shape and dtype."""
     if isinstance(value, SSAValue):
-        t = value.type
-        assert isinstance(t, TensorType)
-        return torch.zeros(t.get_shape(), dtype=torch_dtype(numpy_dtype(t.element_type)))
+        return torch.zeros(value.type.get_shape(), dtype=torch_dtype_of(value))
     if isinstance(value, list | tuple):
         return type(value)(shape_proxy(v) for v in value)
     return value

@@ -8,6 +8,7 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.frontends.pytorch.call import Call
 from xrelay.frontends.pytorch.registry import aten_op
 
@@ -86,7 +87,7 @@ def _alpha_scaled(c: Call, key: str) -> object:
 
 @aten_op(*ARITHMETIC)
 def arithmetic(c: Call) -> SSAValue:
-    name = c.kind.split("::")[1].rstrip("_")
+    name = c.name
     rhs = _alpha_scaled(c, "other") if name in ("add", "sub") and "alpha" in c.names else c.raw(1)
     if name == "pow" and not isinstance(rhs, SSAValue):
         return _power_scalar(c, c.raw(0), rhs)
@@ -121,9 +122,7 @@ def div(c: Call) -> SSAValue:
     if mode is None or (mode == "trunc" and dtype.kind != "f"):
         return c.emit(relay.DivideOp(x, y))
     if mode == "floor":
-        if dtype.kind == "f":
-            return c.emit(relay.FloorOp(c.emit(relay.DivideOp(x, y))))
-        return c.emit(relay.FloorDivideOp(x, y))
+        return _floor_div(c, x, y)
     if mode == "trunc":  # float: sign(q) * floor(|q|)
         q = c.emit(relay.DivideOp(x, y))
         magnitude = c.emit(relay.FloorOp(c.emit(relay.AbsOp(q))))
@@ -131,25 +130,26 @@ def div(c: Call) -> SSAValue:
     raise c.unsupported(f"rounding_mode '{mode}'")
 
 
-@aten_op("floor_divide")
-def floor_divide(c: Call) -> SSAValue:
-    dtype = c.result_dtype(c.raw(0), c.raw(1))
-    x, y = c.as_tensor(c.raw(0), dtype), c.as_tensor(c.raw(1), dtype)
-    if dtype.kind == "f":
+def _floor_div(c: Call, x: SSAValue, y: SSAValue) -> SSAValue:
+    if numpy_dtype(x.type.element_type).kind == "f":
         return c.emit(relay.FloorOp(c.emit(relay.DivideOp(x, y))))
     return c.emit(relay.FloorDivideOp(x, y))
 
 
+@aten_op("floor_divide")
+def floor_divide(c: Call) -> SSAValue:
+    dtype = c.result_dtype(c.raw(0), c.raw(1))
+    return _floor_div(c, c.as_tensor(c.raw(0), dtype), c.as_tensor(c.raw(1), dtype))
+
+
 @aten_op(*COMPARISONS)
 def compare(c: Call) -> SSAValue:
-    return binary(c, COMPARISONS[c.kind.split("::")[1].rstrip("_")], c.raw(0), c.raw(1))
+    return binary(c, COMPARISONS[c.name], c.raw(0), c.raw(1))
 
 
 @aten_op(*LOGICAL)
 def logical(c: Call) -> SSAValue:
-    name = c.kind.split("::")[1]
-    if not name.startswith("__"):
-        name = name.rstrip("_")
+    name = c.name
     if name.startswith(("bitwise", "__")) and c.result_dtype(c.raw(0), c.raw(1)) != np.bool_:
         raise c.unsupported("bitwise op on integer tensors")
     return c.emit(LOGICAL[name](c.tensor(0, np.bool_), c.tensor(1, np.bool_)))
@@ -167,12 +167,12 @@ def float_unary(c: Call) -> SSAValue:
     x = c.tensor(0)
     if c.dtype(0).kind != "f":
         x = c.cast(x, np.float32)
-    return c.emit(FLOAT_UNARY[c.kind.split("::")[1].rstrip("_")](x))
+    return c.emit(FLOAT_UNARY[c.name](x))
 
 
 @aten_op(*SAME_TYPE_UNARY)
 def same_type_unary(c: Call) -> SSAValue:
-    return c.emit(SAME_TYPE_UNARY[c.kind.split("::")[1].rstrip("_")](c.tensor(0)))
+    return c.emit(SAME_TYPE_UNARY[c.name](c.tensor(0)))
 
 
 @aten_op("isnan")
@@ -285,7 +285,7 @@ def type_as(c: Call) -> SSAValue:
 def dtype_method(c: Call) -> SSAValue:
     names = {"float": np.float32, "double": np.float64, "half": np.float16, "long": np.int64}
     names |= {"int": np.int32, "bool": np.bool_}
-    return _cast_to(c, np.dtype(names[c.kind.split("::")[1]]))
+    return _cast_to(c, np.dtype(names[c.name]))
 
 
 @aten_op("clone", "contiguous", "detach", "alias", "lift_fresh_copy", "lift_fresh")

@@ -213,13 +213,15 @@ class ProgramImporter:
     def _cond(self, node: Node, pred: Any, true_gm: Any, false_gm: Any, operands: Any) -> Any:
         """torch.cond: a known predicate inlines its branch; a run-time one computes both
         branches (they are pure) and selects each output with relay.where."""
-        outs = []
-        for gm in (true_gm, false_gm):
+
+        def run(gm: Any) -> list[Any]:
             params = [n for n in gm.graph.nodes if n.op == "placeholder"]
             env = dict(zip(params, operands))
-            outs.append([_map(v, env) for v in self.run_graph(gm.graph, env)])
+            return [_map(v, env) for v in self.run_graph(gm.graph, env)]
+
         if not has_ssa(pred):
-            return outs[0] if bool(pred) else outs[1]
+            return run(true_gm if bool(pred) else false_gm)
+        outs = [run(true_gm), run(false_gm)]
         c = Call(self.builder, "higher_order::cond", "", [], [], _label(node), _loc(node))
         keep = c.as_tensor(pred, np.bool_)
         return [c.emit(relay.WhereOp(keep, c.as_tensor(t), c.as_tensor(f))) for t, f in zip(*outs)]

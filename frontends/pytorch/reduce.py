@@ -32,7 +32,7 @@ def _axes(c: Call, key: str = "dim") -> list[int]:
 
 @aten_op(*REDUCTIONS)
 def reduce(c: Call) -> SSAValue:
-    name = c.kind.split("::")[1]
+    name = c.name
     x = c.tensor(0)
     dtype = c.dtype_arg("dtype") if "dtype" in c.names else None
     if dtype is None and name in ("sum", "prod") and c.dtype(0).kind in "bi":

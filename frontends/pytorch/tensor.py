@@ -238,7 +238,7 @@ def _split_at(c: Call, sizes: list[int], axis: int) -> list[SSAValue]:
 def split(c: Call) -> list[SSAValue]:
     axis = _axis(c, c.int("dim", 0), c.rank(0))
     size = c.shape(0)[axis]
-    name = c.kind.split("::")[1]
+    name = c.name
     if name == "chunk":
         step = -(-size // c.int("chunks"))
         sizes = [min(step, size - i) for i in range(0, size, step)]

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
-from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr
 from xdsl.ir import SSAValue
-from xrelay.dialects.dtypes import numpy_dtype, tensor_type
+from xrelay.dialects.dtypes import tensor_type
 from xrelay.errors import Error
 from xrelay.frontends.pytorch.call import (
     GraphBuilder,
@@ -31,6 +31,7 @@ from xrelay.frontends.pytorch.call import (
     np_dtype,
     to_numpy,
     torch_dtype,
+    torch_dtype_of,
 )
 from xrelay.frontends.pytorch.convert import (
     SHAPE_ONLY,
@@ -414,11 +415,7 @@ _NOT_PRIM = object()
 
 
 def _dtype_code(value: Any) -> int:
-    if isinstance(value, SSAValue):
-        t = value.type
-        assert isinstance(t, TensorType)
-        return dtype_code(numpy_dtype(t.element_type))
-    return dtype_code(value.dtype)
+    return dtype_code(torch_dtype_of(value) if isinstance(value, SSAValue) else value.dtype)
 
 
 def _check_input(value: torch._C.Value, name: str, shape: tuple[int, ...], dtype: Any) -> None:

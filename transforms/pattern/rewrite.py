@@ -54,13 +54,10 @@ class PatternCallback:
 
 
 def _erase_dead(module: ModuleOp) -> None:
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(list(module.walk())):
-            if isinstance(op, RelayOp) and not any(r.uses for r in op.results):
-                Rewriter.erase_op(op)
-                changed = True
+    """Erase relay ops without users; walking backwards erases whole dead chains at once."""
+    for op in reversed(list(module.walk())):
+        if isinstance(op, RelayOp) and not any(r.uses for r in op.results):
+            Rewriter.erase_op(op)
 
 
 def rewrite(callbacks: Sequence[PatternCallback], module: ModuleOp) -> ModuleOp:
@@ -69,10 +66,10 @@ def rewrite(callbacks: Sequence[PatternCallback], module: ModuleOp) -> ModuleOp:
         if not isinstance(getattr(cb, "pattern", None), Pattern):
             raise PatternError(f"{type(cb).__name__} has no `pattern` attribute holding a Pattern")
     for _ in range(MAX_ROUNDS):
-        if not _one_round(callbacks, module):
-            _erase_dead(module)
-            return module
+        changed = _one_round(callbacks, module)
         _erase_dead(module)
+        if not changed:
+            return module
     raise Error(f"pattern rewriting did not reach a fixpoint in {MAX_ROUNDS} rounds")
 
 
