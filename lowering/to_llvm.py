@@ -287,6 +287,12 @@ class FunctionLowering:
     def negf(self, op: arith.NegfOp) -> None:
         self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.operand)))
 
+    def same_bits(self, op: arith.BitcastOp) -> None:
+        """i8 <-> ui8 and the like: signless after relay-to-linalg, so the same value."""
+        if llvm_type(op.input.type) != llvm_type(op.result.type):
+            raise Error(f"to-llvm: no conversion for bitcast to {op.result.type}")
+        self.values[op.result] = self.v(op.input)
+
     def minmax_int(self, op: Operation) -> None:
         pred = {
             arith.MaxSIOp: "sgt",
@@ -416,6 +422,9 @@ HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     arith.SelectOp: FunctionLowering.select,
     arith.NegfOp: FunctionLowering.negf,
     arith.MaxSIOp: FunctionLowering.minmax_int,
+    arith.MaxUIOp: FunctionLowering.minmax_int,
+    arith.MinUIOp: FunctionLowering.minmax_int,
+    arith.BitcastOp: FunctionLowering.same_bits,
     arith.MinSIOp: FunctionLowering.minmax_int,
     arith.MaxUIOp: FunctionLowering.minmax_int,
     arith.MinUIOp: FunctionLowering.minmax_int,

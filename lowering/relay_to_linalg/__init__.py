@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerType, ModuleOp, Signedness, TensorType, bf16
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntegerType, ModuleOp, Signedness, TensorType, bf16
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -35,15 +35,50 @@ LOWERINGS: dict[type[RelayOp], Lowering] = {
 
 
 def unsupported_element_type(op: RelayOp) -> Attribute | None:
-    """An operand or result element type the lowering cannot handle yet: unsigned integers
-    (arith works on signless ones) and bf16."""
+    """An operand or result element type the lowering cannot handle yet: bf16."""
     for value in (*op.operands, *op.results):
         elem = value.type.element_type if isinstance(value.type, TensorType) else None
         if elem == bf16:
             return elem
-        if isinstance(elem, IntegerType) and elem.signedness.data != Signedness.SIGNLESS:
-            return elem
     return None
+
+
+def signless(attr: Attribute) -> Attribute:
+    """`attr` with every unsigned integer type inside it (tensor, memref and function
+    types, dense and integer attributes) made signless."""
+    if isinstance(attr, IntegerType):
+        if attr.signedness.data == Signedness.UNSIGNED:
+            return IntegerType(attr.width.data)
+        return attr
+    if isinstance(attr, ArrayAttr):
+        items = [signless(a) for a in attr.data]
+        return attr if all(x is y for x, y in zip(items, attr.data)) else ArrayAttr(items)
+    if isinstance(attr, ParametrizedAttribute):
+        params = [signless(p) for p in attr.parameters]
+        if all(x is y for x, y in zip(params, attr.parameters)):
+            return attr
+        return type(attr).new(params)
+    return attr
+
+
+def make_signless(module: ModuleOp) -> None:
+    """ui8..ui64 -> i8..i64 everywhere. The lowerings encode signedness in the arith ops
+    they pick (divui, cmpi ult, extui, uitofp, ...), so after them the storage types are
+    signless, as arith and llvm expect."""
+    for op in module.walk():
+        for r in op.results:
+            new = signless(r.type)
+            if new is not r.type:
+                r._type = new  # noqa: SLF001 (xDSL has no type setter)
+        for table in (op.properties, op.attributes):
+            for key, value in table.items():
+                table[key] = signless(value)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    new = signless(arg.type)
+                    if new is not arg.type:
+                        arg._type = new  # noqa: SLF001
 
 
 class LowerRelayOp(RewritePattern):
@@ -79,7 +114,8 @@ def check_no_relay(module: ModuleOp) -> None:
 
 @dataclass(frozen=True)
 class RelayToLinalg(ModulePass):
-    """Lower every relay op to linalg on tensors. No options."""
+    """Lower every relay op to linalg on tensors, then make unsigned integer types signless.
+    No options."""
 
     name = "relay-to-linalg"
 
@@ -88,3 +124,4 @@ class RelayToLinalg(ModulePass):
             op
         )
         check_no_relay(op)
+        make_signless(op)

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
     bf16,
     f16,
@@ -54,6 +55,13 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 
 def is_float(elem: Attribute) -> bool:
     return isinstance(elem, AnyFloat)
+
+
+def is_unsigned(elem: Attribute) -> bool:
+    """ui8..ui64, and i1 (a bool compares, extends and converts as an unsigned bit)."""
+    return elem == i1 or (
+        isinstance(elem, IntegerType) and elem.signedness.data == Signedness.UNSIGNED
+    )
 
 
 def dims(n: int) -> list[AffineExpr]:
@@ -136,12 +144,8 @@ class Body:
         if is_float(a.type):
             fp = {"eq": "oeq", "ne": "une"}.get(pred, "o" + pred)
             return self.add(arith.CmpfOp(a, b, fp))
-        ip = {"eq": "eq", "ne": "ne"}.get(pred, "s" + pred)
-        if isinstance(a.type, IndexType) or a.type != i1:
-            return self.add(arith.CmpiOp(a, b, ip))
-        return self.add(
-            arith.CmpiOp(a, b, {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}.get(pred, ip))
-        )
+        sign = "u" if is_unsigned(a.type) else "s"
+        return self.add(arith.CmpiOp(a, b, {"eq": "eq", "ne": "ne"}.get(pred, sign + pred)))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.add(arith.SelectOp(cond, a, b))
@@ -203,6 +207,14 @@ def scalar_binary(kind: str, a: SSAValue, b: SSAValue) -> Operation:
             "or": arith.OrIOp,
             "xor": arith.XOrIOp,
         }
+        if is_unsigned(t):
+            table |= {
+                "div": arith.DivUIOp,
+                "floordiv": arith.DivUIOp,
+                "rem": arith.RemUIOp,
+                "max": arith.MaxUIOp,
+                "min": arith.MinUIOp,
+            }
     cls = table.get(kind)
     if cls is None:
         raise Error(f"no scalar '{kind}' for element type {t}")
@@ -232,6 +244,8 @@ def scalar_unary(body: Body, kind: str, x: SSAValue) -> SSAValue:
         if is_float(t):
             return body.add(arith.NegfOp(x))
         return body.binary("sub", body.const(0, t), x)
+    if kind == "abs" and is_unsigned(t):
+        return x
     if kind == "abs":
         return body.add(math.AbsFOp(x) if is_float(t) else math.AbsIOp(x))
     if kind == "sign":
@@ -264,13 +278,15 @@ def scalar_cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
         wider = to.bitwidth > src.bitwidth  # type: ignore[union-attr]
         return body.add(arith.ExtFOp(x, to) if wider else arith.TruncFOp(x, to))
     if is_float(to):
-        return body.add(arith.UIToFPOp(x, to) if src == i1 else arith.SIToFPOp(x, to))
+        return body.add(arith.UIToFPOp(x, to) if is_unsigned(src) else arith.SIToFPOp(x, to))
     assert isinstance(to, IntegerType)
     if is_float(src):
-        return body.add(arith.FPToSIOp(x, to))
+        return body.add(arith.FPToUIOp(x, to) if is_unsigned(to) else arith.FPToSIOp(x, to))
     assert isinstance(src, IntegerType)
     if to.width.data > src.width.data:
-        return body.add(arith.ExtUIOp(x, to) if src == i1 else arith.ExtSIOp(x, to))
+        return body.add(arith.ExtUIOp(x, to) if is_unsigned(src) else arith.ExtSIOp(x, to))
+    if to.width.data == src.width.data:  # i8 <-> ui8: the same bits
+        return body.add(arith.BitcastOp(x, to))
     return body.add(arith.TruncIOp(x, to))
 
 

@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import f64, i1
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, is_float
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, is_float, is_unsigned
 
 BINARY_KINDS = {
     relay.AddOp: "add",
@@ -77,6 +77,8 @@ def _int_divide(b: Body, x: SSAValue, y: SSAValue, kind: str) -> SSAValue:
     t = x.type
     zero = b.const(0, t)
     by_zero = b.cmp("eq", y, zero)
+    if is_unsigned(t):
+        return b.select(by_zero, zero, b.binary(kind, x, b.select(by_zero, b.const(1, t), y)))
     by_minus_one = b.cmp("eq", y, b.const(-1, t))
     safe = b.select(b.binary("or", by_zero, by_minus_one), b.const(1, t), y)
     q = b.binary(kind, x, safe)
