@@ -69,7 +69,7 @@ def make_signless(module: ModuleOp) -> None:
         for r in op.results:
             new = signless(r.type)
             if new is not r.type:
-                r._type = new  # noqa: SLF001 (xDSL has no type setter)
+                r._type = new  # xDSL has no type setter
         for table in (op.properties, op.attributes):
             for key, value in table.items():
                 table[key] = signless(value)
@@ -78,7 +78,7 @@ def make_signless(module: ModuleOp) -> None:
                 for arg in block.args:
                     new = signless(arg.type)
                     if new is not arg.type:
-                        arg._type = new  # noqa: SLF001
+                        arg._type = new
 
 
 class LowerRelayOp(RewritePattern):
