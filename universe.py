@@ -17,13 +17,25 @@ def _relay() -> Dialect:
     return Relay
 
 
-DIALECTS: dict[str, Callable[[], Dialect]] = {"relay": _relay}
+def _qnn() -> Dialect:
+    from xrelay.dialects.qnn import Qnn
+
+    return Qnn
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {"relay": _relay, "qnn": _qnn}
 
 
 def _relay_to_linalg() -> type[ModulePass]:
     from xrelay.lowering.relay_to_linalg import RelayToLinalg
 
     return RelayToLinalg
+
+
+def _qnn_legalize() -> type[ModulePass]:
+    from xrelay.lowering.qnn_legalize import QnnLegalize
+
+    return QnnLegalize
 
 
 def _bufferize() -> type[ModulePass]:
@@ -86,6 +98,24 @@ def _partition_graph() -> type[ModulePass]:
     return PartitionGraph
 
 
+def _qnn_fold_quantize_constants() -> type[ModulePass]:
+    from xrelay.transforms.qnn_canonicalize import QnnFoldQuantizeConstants
+
+    return QnnFoldQuantizeConstants
+
+
+def _qnn_remove_clip_after_requantize() -> type[ModulePass]:
+    from xrelay.transforms.qnn_canonicalize import QnnRemoveClipAfterRequantize
+
+    return QnnRemoveClipAfterRequantize
+
+
+def _qdq_to_qnn() -> type[ModulePass]:
+    from xrelay.transforms.qdq_to_qnn import QdqToQnn
+
+    return QdqToQnn
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "annotate-target": _annotate_target,
     "merge-compiler-regions": _merge_compiler_regions,
@@ -93,6 +123,10 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fold-constants": _fold_constants,
     "merge-composite": _merge_composite,
     "simplify-inference": _simplify_inference,
+    "qnn-fold-quantize-constants": _qnn_fold_quantize_constants,
+    "qnn-remove-clip-after-requantize": _qnn_remove_clip_after_requantize,
+    "qdq-to-qnn": _qdq_to_qnn,
+    "qnn-legalize": _qnn_legalize,
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,
     "outline-kernels": _outline_kernels,

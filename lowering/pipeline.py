@@ -2,6 +2,7 @@
 
     fuse-composites   conv composites -> one fused loop nest each (output written once)
     inline-calls      other composite / partition functions inlined back into @main
+    qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
@@ -35,6 +36,7 @@ from xrelay.lowering.bufferize import Bufferize
 from xrelay.lowering.fuse_composites import FuseComposites
 from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
+from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.to_llvm import ToLLVM
 
@@ -46,6 +48,7 @@ from xrelay.lowering.to_llvm import ToLLVM
 STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
     ("fuse-composites", FuseComposites),
     ("inline-calls", InlineCalls),
+    ("qnn-legalize", QnnLegalize),
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),

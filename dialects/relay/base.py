@@ -131,8 +131,10 @@ def str_prop(default: str) -> Any:
     return prop_def(StringAttr, default_value=StringAttr(default))
 
 
-def type_prop() -> Any:
-    return prop_def(TypeAttribute)
+def type_prop(default: Attribute | None = None) -> Any:
+    if default is None:
+        return prop_def(TypeAttribute)
+    return prop_def(TypeAttribute, default_value=default)
 
 
 # --- shape helpers -------------------------------------------------------------------------
