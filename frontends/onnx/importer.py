@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FunctionType,
@@ -54,6 +55,11 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
         return onnx.load(str(path))
     except Exception as e:  # noqa: BLE001 - protobuf DecodeError, missing external data, ...
         raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
+
+
+# Ops never evaluated at import: Constant has no inputs to fold, and a dequantized weight
+# must stay an integer tensor for `qdq-to-qnn` to find it.
+NO_FOLD = ("Constant", "DequantizeLinear")
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -147,7 +153,7 @@ class GraphImporter:
             if name and name not in self.env:
                 label = node.name or f"{node.op_type}_{index}"
                 raise Error(f"ONNX node '{label}' ({node.op_type}): input '{name}' is not defined")
-        fold = all(self.env[n].foldable for n in node.input if n) and node.op_type != "Constant"
+        fold = all(self.env[n].foldable for n in node.input if n) and node.op_type not in NO_FOLD
         fold = fold and any(n for n in node.input)
         version = self.opset if node.domain in ("", "ai.onnx") else self.domains.get(node.domain, 1)
         converter = lookup(node.op_type, version, node.domain)
@@ -238,11 +244,18 @@ def from_onnx(
     dtype: DtypeArg = "float32",
     opset: int | None = None,
     freeze_params: bool = False,
+    fold_qdq: bool = True,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-    """Import an ONNX model: `(module, params)`. See the module docstring."""
+    """Import an ONNX model: `(module, params)`. See the module docstring. With `fold_qdq`,
+    QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`)."""
     proto = load_model(model)
     importer = GraphImporter(proto, shape, dtype, opset, freeze_params)
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()
     verify_module(module)
+    if fold_qdq and any(op.name == "qnn.dequantize" for op in module.walk()):
+        from xrelay.transforms.qdq_to_qnn import QdqToQnn
+
+        QdqToQnn().apply(Context(), module)
+        verify_module(module)
     return module, params
