@@ -243,8 +243,14 @@ def _matmul(b: Node, a_i: int, w_i: int, az: tuple, wz: tuple) -> SSAValue:
         if b.rank(a_i) == 1:
             acc = b.emit(relay.ReshapeOp(acc, newshape=(b.shape(w_i)[1],)))
         return acc
-    if b.rank(a_i) == 3 and b.rank(w_i) == 3:
-        return b.emit(qnn.BatchMatmulOp(a, w, a_zp, w_zp, a_scale, w_scale))
+    a_shape, w_shape = b.shape(a_i), b.shape(w_i)
+    if len(a_shape) == len(w_shape) >= 3 and a_shape[:-2] == w_shape[:-2]:
+        batch = int(np.prod(a_shape[:-2]))
+        a3 = b.emit(relay.ReshapeOp(a, newshape=(batch, *a_shape[-2:])))
+        w3 = b.emit(relay.ReshapeOp(w, newshape=(batch, *w_shape[-2:])))
+        acc = b.emit(qnn.BatchMatmulOp(a3, w3, a_zp, w_zp, a_scale, w_scale))
+        out = (*a_shape[:-1], w_shape[-1])
+        return acc if len(a_shape) == 3 else b.emit(relay.ReshapeOp(acc, newshape=out))
     raise b.unsupported(f"quantized matmul of ranks {b.rank(a_i)} and {b.rank(w_i)}")
 
 
@@ -348,3 +354,26 @@ def qgemm(b: Node) -> SSAValue:
         return _requantize(b, acc, scale, -1, 7, 8)
     real = b.emit(relay.CastOp(acc, dtype=f32))
     return b.emit(relay.MultiplyOp(real, scale))
+
+
+def _through_float(b: Node, make) -> SSAValue:
+    """x, x_scale, x_zp, y_scale, y_zp: dequantize, the float op, quantize (for ops whose
+    integer kernels in onnxruntime are lookup tables of the same float function)."""
+    dtype = b.dtype(0)
+    x_scale, x_zp = params(b, 1, 2, dtype)
+    y_scale, y_zp = params(b, 3, 4, dtype)
+    real = b.emit(qnn.DequantizeOp(b.input(0), x_scale, x_zp))
+    return b.emit(qnn.QuantizeOp(make(real), y_scale, y_zp, out_dtype=element_type(dtype)))
+
+
+@onnx_op("QLinearSoftmax", since=1, domain=MS)
+def qlinear_softmax(b: Node) -> SSAValue:
+    if int(b.attr("opset", 13)) < 13:
+        raise b.unsupported("QLinearSoftmax with opset < 13 (coerced 2-d softmax)")
+    axis = int(b.attr("axis", -1))
+    return _through_float(b, lambda x: b.emit(relay.SoftmaxOp(x, axis=axis)))
+
+
+@onnx_op("QLinearSigmoid", since=1, domain=MS)
+def qlinear_sigmoid(b: Node) -> SSAValue:
+    return _through_float(b, lambda x: b.emit(relay.SigmoidOp(x)))
