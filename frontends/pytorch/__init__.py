@@ -6,7 +6,7 @@ Both paths share one op table: converters registered by ATen op name with
 reading their arguments by schema name through the `Call` binder.
 """
 
-from xrelay.frontends.pytorch import elementwise, nn, reduce, tensor  # noqa: F401  (registers the converters)
+from xrelay.frontends.pytorch import elementwise, nn, quantized, reduce, tensor  # noqa: F401  (registers the converters)
 from xrelay.frontends.pytorch.call import Call
 from xrelay.frontends.pytorch.exported import from_exported_program
 from xrelay.frontends.pytorch.registry import aten_op, lookup

@@ -104,8 +104,11 @@ class Unavailable:
 class GraphBuilder:
     """The block of `@main` being built."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_quantized_weight: bool = False) -> None:
         self.block = Block()
+        # quantized tensors' scale and zero point (frontends/pytorch/quantized.py)
+        self.qparams: dict[SSAValue, Any] = {}
+        self.keep_quantized_weight = keep_quantized_weight
 
     def add(self, op: Operation, loc: LocationAttr) -> None:
         op.location = loc

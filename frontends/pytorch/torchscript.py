@@ -44,6 +44,7 @@ from xrelay.frontends.pytorch.convert import (
     raise_missing,
     shape_proxy,
 )
+from xrelay.frontends.pytorch.quantized import quantized_converter
 from xrelay.frontends.pytorch.registry import Converter, functional_kind, is_inplace, lookup
 
 # prim ops the walk itself handles (containers, attributes, constants, control flow).
@@ -296,7 +297,11 @@ class ScriptImporter:
         schema = _schema(node)
         if not has_ssa(inputs) or kind in SHAPE_ONLY:
             return self._fold(node, schema, inputs)
-        converter: Converter | None = self.custom.get(kind) or lookup(kind)
+        converter: Converter | None = (
+            self.custom.get(kind)
+            or quantized_converter(self.builder, kind, inputs)
+            or lookup(kind)
+        )
         assert converter is not None  # check_supported ran first
         if is_inplace(kind) and self.producer.get(next(node.inputs()).unique()) in VIEW_KINDS:
             raise Error(f"PyTorch op {self._label(node)}: unsupported in-place update of a view")
@@ -479,12 +484,15 @@ def from_pytorch(
     default_dtype: str = "float32",
     use_parser_friendly_name: bool = False,
     preserve_pytorch_scopes: bool = False,
+    keep_quantized_weight: bool = False,
 ) -> tuple[ModuleOp, dict[str, Any]]:
     """Import a TorchScript module or function: `(module, params)`. See the module docstring.
 
     `input_infos` lists the data inputs in order as `(name, shape)` or `(name, (shape,
     dtype))`; `custom_convert_map` maps an op kind ("aten::foo", "mylib::bar") to a converter
-    taking a `Call` and returning the op's result(s).
+    taking a `Call` and returning the op's result(s). For quantized models,
+    `keep_quantized_weight` imports int8 weights and int32 biases as constants rather than
+    float constants followed by qnn.quantize.
     """
     if isinstance(script_module, torch.jit.ScriptModule):
         module = script_module
@@ -503,6 +511,7 @@ def from_pytorch(
     importer = ScriptImporter(
         module, graph, custom_convert_map or {}, use_parser_friendly_name, preserve_pytorch_scopes
     )
+    importer.builder.keep_quantized_weight = keep_quantized_weight
     data_names = importer.bind_inputs(infos)
     importer.check_supported()
     importer.run_block(graph.nodes())
