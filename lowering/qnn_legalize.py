@@ -20,8 +20,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.dtypes import dense_from_numpy
-from xrelay.dialects.qnn.base import broadcast_shape, dtype_range
+from xrelay.dialects.qnn.base import broadcast_shape, check_params, dtype_range
 from xrelay.errors import Error, ShapeError
+from xrelay.frontends.common import constant_value
 from xrelay.ir import location_str
 
 
@@ -202,10 +203,24 @@ LEGALIZE = {
 }
 
 
+def check_constant_scales(op: Operation) -> None:
+    """Scales known at compile time must be finite and non-zero (a zero scale would divide
+    by zero in quantize and requantize)."""
+    for (name, _), value in zip(op.get_irdl_definition().operands, op.operands):
+        if not name.endswith("scale"):
+            continue
+        array = constant_value(value)
+        if array is not None:
+            check_params(
+                array, np.zeros((), np.int64), i32, f"{location_str(op)}: '{op.name}' {name}"
+            )
+
+
 def legalize_op(op: Operation) -> None:
     rule = LEGALIZE.get(type(op))
     if rule is None:
         raise Error(f"{location_str(op)}: no legalization for '{op.name}'")
+    check_constant_scales(op)
     try:
         result = rule(Builder(op), op)
     except ShapeError as e:

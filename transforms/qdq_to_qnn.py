@@ -32,7 +32,7 @@ from xrelay.dialects import qnn, relay
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import dtype_range
 from xrelay.frontends.common import constant_value
-from xrelay.transforms.pattern import PatternCallback, is_op, rewrite, wildcard
+from xrelay.transforms.pattern import PatternCallback, is_constant, is_op, rewrite, wildcard
 
 
 def _rank(v: SSAValue) -> int:
@@ -201,10 +201,46 @@ class ShapeOpOfDequantized(Rule):
     def callback(self, pre, post, node_map):
         op = pre.owner
         x = _operands(node_map, self.x)
+        axis = -1
         if not per_tensor(x):
-            return None
+            if not isinstance(op, relay.TransposeOp):
+                return None
+            rank = _rank(x.data)
+            perm = list(op.attrs.axes) if op.attrs.axes else list(reversed(range(rank)))
+            axis = perm.index(channel_axis(x))
         moved = self.emit(type(op)(x.data, **op.attrs))
-        return self.emit(qnn.DequantizeOp(moved, x.scale, x.zero_point))
+        return self.emit(qnn.DequantizeOp(moved, x.scale, x.zero_point, axis=axis))
+
+
+class FloatBiasIntoAccumulator(Rule):
+    """A float constant bias added to a dequantized int32 accumulator (PT2E keeps conv and
+    linear biases in float): quantized to the accumulator's scale and added in int32
+    (rounding moves the result by at most half an accumulator unit)."""
+
+    def __init__(self) -> None:
+        (self.acc, _) = dq()
+        self.bias = is_constant()
+        self.pattern = is_op("nn.bias_add")(self.acc, self.bias) | is_op("add")(self.acc, self.bias)
+
+    def callback(self, pre, post, node_map):
+        op = pre.owner
+        acc = _operands(node_map, self.acc)
+        bias = constant_value(node_map[self.bias][0])
+        scale = constant_value(acc.scale)
+        if _elem(acc.data) != i32 or not is_zero(acc.zero_point) or scale is None:
+            return None
+        if bias.dtype != np.float32 or pre.type.get_shape() != acc.data.type.get_shape():
+            return None
+        if scale.ndim == 1 and bias.shape != scale.shape:
+            return None
+        quantized = np.clip(np.round(bias / scale), -(2**31), 2**31 - 1).astype(np.int32)
+        if isinstance(op, relay.BiasAddOp):
+            total = self.emit(
+                relay.BiasAddOp(acc.data, self.constant(quantized), axis=op.attrs.axis)
+            )
+        else:
+            total = self.emit(relay.AddOp(acc.data, self.constant(quantized)))
+        return self.emit(qnn.DequantizeOp(total, acc.scale, acc.zero_point, axis=acc.attrs.axis))
 
 
 class QuantizeOfDequantized(Rule):
@@ -269,8 +305,14 @@ class QuantizedElementwise(Rule):
         op = q.data.owner
         if not per_tensor(q) or not isinstance(
             op,
-            relay.AddOp | relay.MultiplyOp | relay.ConcatenateOp | relay.GlobalAvgPool2DOp,
+            relay.AddOp
+            | relay.MultiplyOp
+            | relay.ConcatenateOp
+            | relay.GlobalAvgPool2DOp
+            | relay.MeanOp,
         ):
+            return None
+        if isinstance(op, relay.MeanOp) and not _is_spatial_mean(op):
             return None
         ins = [v.owner for v in op.operands]
         if not all(isinstance(i, qnn.DequantizeOp) and per_tensor(i) for i in ins):
@@ -291,9 +333,11 @@ class QuantizedElementwise(Rule):
                     axis=op.attrs.axis,
                 )
             )
-        if isinstance(op, relay.GlobalAvgPool2DOp):
+        if isinstance(op, relay.GlobalAvgPool2DOp | relay.MeanOp):
             (x,) = ins
-            if op.attrs.layout != "NCHW" or _elem(x.data) != dtype:
+            if not isinstance(op, relay.MeanOp) and op.attrs.layout != "NCHW":
+                return None
+            if _elem(x.data) != dtype:
                 return None
             return self.emit(
                 qnn.GlobalAvgPool2DOp(x.data, x.scale, x.zero_point, q.scale, q.zero_point)
@@ -315,16 +359,65 @@ class QuantizedElementwise(Rule):
         )
 
 
+def _is_spatial_mean(op: relay.MeanOp) -> bool:
+    """A mean over H and W of NCHW data, keeping them (torch's adaptive_avg_pool2d(1))."""
+    rank = _rank(op.data)
+    axes = sorted(a % rank for a in (op.attrs.axis or ()))
+    return rank == 4 and axes == [2, 3] and bool(op.attrs.keepdims)
+
+
 def qdq_to_qnn_callbacks() -> list[PatternCallback]:
     return [
         ConvOfDequantized(),
         MatmulOfDequantized(),
         BiasIntoAccumulator(),
+        FloatBiasIntoAccumulator(),
         ShapeOpOfDequantized(),
         QuantizeOfRelu(),
         QuantizedElementwise(),
         QuantizeOfDequantized(),
     ]
+
+
+def fold_qdq(module: ModuleOp, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What frontends run after importing a model with dequantize ops: parameters used as
+    scales or zero points of qnn ops become constants (quantization parameters are fixed
+    at compile time), then `qdq-to-qnn`. Returns the remaining parameters."""
+    from xrelay.signature import FunctionSignature, main_function
+    from xrelay.transforms.bind_params import bind_params_by_name
+
+    if not any(isinstance(op, qnn.DequantizeOp) for op in module.walk()):
+        return params
+    fn = main_function(module)
+    names = [a.name for a in FunctionSignature.of(fn).args]
+    fixed = set()
+    for name, arg in zip(names, fn.body.block.args):
+        if name in params and any(
+            use.operation.dialect_name() == "qnn" and use.index > 0 for use in arg.uses
+        ):
+            fixed.add(name)
+    bind_params_by_name(module, {n: params[n] for n in fixed})
+    rewrite(qdq_to_qnn_callbacks(), module)
+    # float biases added to integer accumulators (PT2E): constants too, then fold again
+    biases = {
+        name
+        for name, arg in zip(names, fn.body.block.args)
+        if name in params
+        and name not in fixed
+        and any(_adds_to_accumulator(use.operation) for use in arg.uses)
+    }
+    if biases:
+        bind_params_by_name(module, {n: params[n] for n in biases})
+        rewrite(qdq_to_qnn_callbacks(), module)
+    return {k: v for k, v in params.items() if k not in fixed | biases}
+
+
+def _adds_to_accumulator(op) -> bool:
+    if not isinstance(op, relay.BiasAddOp | relay.AddOp):
+        return False
+    return any(
+        isinstance(v.owner, qnn.DequantizeOp) and _elem(v.owner.data) == i32 for v in op.operands
+    )
 
 
 @dataclass(frozen=True)

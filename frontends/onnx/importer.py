@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FunctionType,
@@ -253,9 +252,9 @@ def from_onnx(
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()
     verify_module(module)
-    if fold_qdq and any(op.name == "qnn.dequantize" for op in module.walk()):
-        from xrelay.transforms.qdq_to_qnn import QdqToQnn
+    if fold_qdq:
+        from xrelay.transforms.qdq_to_qnn import fold_qdq as fold
 
-        QdqToQnn().apply(Context(), module)
+        params = fold(module, params)
         verify_module(module)
     return module, params

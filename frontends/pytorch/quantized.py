@@ -62,7 +62,9 @@ def params_of(c: Call, key: int | str) -> tuple[SSAValue, QParams]:
     return value, qp
 
 
-def checked(c: Call, scale: Any, zero_point: Any, dtype: Attribute) -> tuple[np.ndarray, np.ndarray]:
+def checked(
+    c: Call, scale: Any, zero_point: Any, dtype: Attribute
+) -> tuple[np.ndarray, np.ndarray]:
     scale = np.asarray(scale, np.float32)
     zp = np.asarray(zero_point, np.int64)
     if scale.shape != zp.shape:
@@ -91,7 +93,9 @@ def quantize_per_tensor(c: Call) -> SSAValue:
     dtype = qdtype(c, "dtype")
     scale, zp = c.float("scale"), c.int("zero_point")
     s, z = checked(c, scale, zp, dtype)
-    y = c.emit(qnn.QuantizeOp(c.tensor("self", np.float32), c.constant(s), c.constant(z), out_dtype=dtype))
+    y = c.emit(
+        qnn.QuantizeOp(c.tensor("self", np.float32), c.constant(s), c.constant(z), out_dtype=dtype)
+    )
     return record(c, y, scale, zp, dtype)
 
 
@@ -133,9 +137,7 @@ def _bias(c: Call, bias: torch.Tensor | None, scale: np.ndarray) -> SSAValue | N
     if c.builder.keep_quantized_weight:
         values = np.clip(np.round(real / scale), *dtype_range(i32)).astype(np.int32)
         return c.constant(values)
-    q = qnn.QuantizeOp(
-        c.constant(real), c.constant(scale), c.constant(zero), axis=0, out_dtype=i32
-    )
+    q = qnn.QuantizeOp(c.constant(real), c.constant(scale), c.constant(zero), axis=0, out_dtype=i32)
     return c.emit(q)
 
 

@@ -298,9 +298,7 @@ class ScriptImporter:
         if not has_ssa(inputs) or kind in SHAPE_ONLY:
             return self._fold(node, schema, inputs)
         converter: Converter | None = (
-            self.custom.get(kind)
-            or quantized_converter(self.builder, kind, inputs)
-            or lookup(kind)
+            self.custom.get(kind) or quantized_converter(self.builder, kind, inputs) or lookup(kind)
         )
         assert converter is not None  # check_supported ran first
         if is_inplace(kind) and self.producer.get(next(node.inputs()).unique()) in VIEW_KINDS:
