@@ -55,7 +55,9 @@ def parse_module(
         return parser.parse_module()
     except XDSLParseError as e:
         loc = e.span.get_location()
-        raise ParseError(f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {e.msg}") from None
+        raise ParseError(
+            f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {e.msg}"
+        ) from None
 
 
 def location_str(op: Operation) -> str:
@@ -101,6 +103,4 @@ def verify_module(module: Operation) -> None:
                 op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as e:
             message = _root_message(e).removeprefix(f"'{op.name}' ")
-            raise VerificationError(
-                f"{location_str(op)}: error: '{op.name}' op {message}"
-            ) from None
+            raise VerificationError(f"{location_str(op)}: error: '{op.name}' op {message}") from None

@@ -67,15 +67,11 @@ class FunctionSignature:
         for i, (arg, extra) in enumerate(zip(fn.args, attrs)):
             entries = extra.data if isinstance(extra, DictionaryAttr) else {}
             name_attr = entries.get(NAME_ATTR)
-            name = (
-                name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
-            )
+            name = name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
             t = arg.type
             if not isinstance(t, TensorType):
                 raise Error(f"@main argument '{name}' is not a tensor: {t}")
-            args.append(
-                Argument(name, t.get_shape(), numpy_dtype(t.element_type), PARAM_ATTR in entries)
-            )
+            args.append(Argument(name, t.get_shape(), numpy_dtype(t.element_type), PARAM_ATTR in entries))
         results = []
         for t in fn.function_type.outputs:
             if not isinstance(t, TensorType):
@@ -103,9 +99,7 @@ def check_inputs(
     a missing, unknown, misshapen or mistyped value."""
     data_names = [a.name for a in sig.inputs]
     if len(positional) > len(data_names):
-        raise Error(
-            f"got {len(positional)} positional inputs, the model takes {len(data_names)}: {data_names}"
-        )
+        raise Error(f"got {len(positional)} positional inputs, the model takes {len(data_names)}: {data_names}")
     given = dict(zip(data_names, positional))
     for name, value in named.items():
         if name in given:

@@ -12,15 +12,11 @@ rng = np.random.default_rng(0)
 
 def weight(name: str, *shape: int) -> onnx.TensorProto:
     fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
-    return numpy_helper.from_array(
-        (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name
-    )
+    return numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name)
 
 
 nodes = [
-    helper.make_node(
-        "Conv", ["image", "conv1.w", "conv1.b"], ["c1"], pads=[1, 1, 1, 1], name="conv1"
-    ),
+    helper.make_node("Conv", ["image", "conv1.w", "conv1.b"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
     helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
     helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2], name="pool1"),
     helper.make_node("Conv", ["p1", "conv2.w", "conv2.b"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
@@ -45,8 +41,6 @@ graph = helper.make_graph(
     [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [1, 10])],
     initializer=inits,
 )
-model = helper.make_model(
-    graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="xrelay"
-)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="xrelay")
 onnx.checker.check_model(model)
 onnx.save(model, str(Path(__file__).with_name("cnn.onnx")))

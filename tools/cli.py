@@ -102,9 +102,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     outputs = lib.run(**inputs)
     ran = time.perf_counter() - start
     names = _output_names(path, len(outputs))
-    print(
-        f"{path.name}: imported in {imported:.2f} s, compiled in {compiled:.2f} s, ran in {ran * 1000:.1f} ms"
-    )
+    print(f"{path.name}: imported in {imported:.2f} s, compiled in {compiled:.2f} s, ran in {ran * 1000:.1f} ms")
     if args.time_passes:
         for stage, seconds in lib.times.items():
             print(f"  {stage:16s} {seconds:8.3f} s")

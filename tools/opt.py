@@ -31,17 +31,13 @@ class XRelayOptMain(xDSLOptMain):
         def between(prev: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
             nonlocal started
             if self.args.time_passes and prev is not None:
-                print(
-                    f"Pass {prev.name} took {time.perf_counter() - started:.4f} s", file=sys.stderr
-                )
+                print(f"Pass {prev.name} took {time.perf_counter() - started:.4f} s", file=sys.stderr)
             if not self.args.disable_verify:
                 verify_module(module)
             started = time.perf_counter()
 
         try:
-            self.pipeline = PassPipeline.parse_spec(
-                self.available_passes, self.args.passes, between
-            )
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, between)
         except Exception as e:  # noqa: BLE001 - an unknown pass or a malformed option
             print(f"xrelay-opt: error: {e}", file=sys.stderr)
             sys.exit(1)

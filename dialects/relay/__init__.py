@@ -7,13 +7,13 @@ the attribute and shape helpers in `base`. Import ops from here: `relay.AddOp`, 
 from xdsl.ir import Dialect
 
 from .base import Attrs, RelayOp
-from .elementwise import *
+from .elementwise import *  # noqa: F403
 from .elementwise import ELEMENTWISE_OPS
-from .nn import *
+from .nn import *  # noqa: F403
 from .nn import NN_OPS
-from .reduce import *
+from .reduce import *  # noqa: F403
 from .reduce import REDUCE_OPS
-from .tensor import *
+from .tensor import *  # noqa: F403
 from .tensor import TENSOR_OPS
 
 ALL_OPS: list[type[RelayOp]] = [

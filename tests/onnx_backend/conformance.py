@@ -68,9 +68,7 @@ def run_case(case, executor: str) -> tuple[str, str]:
         return "mismatch", " ".join(str(e).split())[:300]
     except Exception as e:  # noqa: BLE001 - a bug in xrelay: reported, never fatal
         tb = traceback.extract_tb(e.__traceback__)[-1]
-        return "error", f"internal {type(e).__name__}: {e} ({Path(tb.filename).name}:{tb.lineno})"[
-            :300
-        ]
+        return "error", f"internal {type(e).__name__}: {e} ({Path(tb.filename).name}:{tb.lineno})"[:300]
     return "pass", ""
 
 
@@ -91,9 +89,7 @@ class Worker:
     def __init__(self, executor: str) -> None:
         self.executor = executor
         self.parent, child = mp.Pipe()
-        self.process = mp.get_context("spawn").Process(
-            target=_worker, args=(child, executor), daemon=True
-        )
+        self.process = mp.get_context("spawn").Process(target=_worker, args=(child, executor), daemon=True)
         self.process.start()
         self.parent.recv()
         self.case: str | None = None
@@ -108,9 +104,7 @@ class Worker:
         self.process.join()
 
 
-def run_all(
-    names: list[str], jobs: int, timeout: float, executor: str
-) -> dict[str, tuple[str, str]]:
+def run_all(names: list[str], jobs: int, timeout: float, executor: str) -> dict[str, tuple[str, str]]:
     results: dict[str, tuple[str, str]] = {}
     pending = list(reversed(names))
     workers = [Worker(executor) for _ in range(min(jobs, len(names)) or 1)]
@@ -165,9 +159,7 @@ def write_table(results: dict[str, tuple[str, str]]) -> None:
     TABLE.write_text("\n".join(lines) + "\n")
 
 
-def check_against_table(
-    results: dict[str, tuple[str, str]], table: dict[str, tuple[str, str]]
-) -> list[str]:
+def check_against_table(results: dict[str, tuple[str, str]], table: dict[str, tuple[str, str]]) -> list[str]:
     problems = []
     for name, (outcome, detail) in sorted(results.items()):
         expected = table.get(name, ("pass", ""))[0]

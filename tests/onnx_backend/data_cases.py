@@ -43,9 +43,7 @@ def light_inputs(model: onnx.ModelProto) -> list[np.ndarray]:
     for value in model.graph.input:
         if value.name in inits:
             continue
-        shape = tuple(
-            d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim
-        )
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in value.type.tensor_type.shape.dim)
         n = int(np.prod(shape))
         arrays.append((np.arange(n).reshape(shape) / n).astype(np.float32))
     return arrays

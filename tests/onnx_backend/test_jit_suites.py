@@ -20,14 +20,7 @@ def params_for(suites: list[str], marks=()) -> list:
         pytest.param(
             case,
             id=f"{case.suite}/{case.name}",
-            marks=[
-                *marks,
-                *(
-                    [pytest.mark.xfail(reason=XFAIL[case.name], strict=True)]
-                    if case.name in XFAIL
-                    else []
-                ),
-            ],
+            marks=[*marks, *([pytest.mark.xfail(reason=XFAIL[case.name], strict=True)] if case.name in XFAIL else [])],
         )
         for suite in suites
         for case in collect(suite)
@@ -47,7 +40,7 @@ def test_jit_matches_expected(case: DataCase):
 @pytest.mark.parametrize("case", params_for(["light"]))
 def test_light_jit_matches_expected_and_onnxruntime(case: DataCase):
     ort = pytest.importorskip("onnxruntime")
-    ((inputs, expected),) = case.data_sets()
+    (inputs, expected), = case.data_sets()
     model = onnx.load(str(case.model_path))
     module, params = xrelay.from_onnx(model)
     (got,) = xrelay.build(module, params).run(*inputs)
@@ -57,9 +50,7 @@ def test_light_jit_matches_expected_and_onnxruntime(case: DataCase):
     outputs = xrelay.build(module, params).run(*light_inputs(real))
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    session = ort.InferenceSession(
-        real.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    session = ort.InferenceSession(real.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     for g, e in zip(outputs, session.run(None, dict(zip(names, light_inputs(real))))):
         np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-4 * max(float(np.abs(e).max()), 1.0))

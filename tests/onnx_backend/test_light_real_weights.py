@@ -22,9 +22,7 @@ def test_reference_matches_onnxruntime(case):
     inputs = light_inputs(model)
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    session = ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     expected = session.run(None, dict(zip(names, inputs)))
     module, params = xrelay.from_onnx(model)

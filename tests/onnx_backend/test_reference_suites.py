@@ -22,9 +22,7 @@ CASES = [
     pytest.param(
         case,
         id=f"{case.suite}/{case.name}",
-        marks=[pytest.mark.xfail(reason=XFAIL[case.name], strict=True)]
-        if case.name in XFAIL
-        else [],
+        marks=[pytest.mark.xfail(reason=XFAIL[case.name], strict=True)] if case.name in XFAIL else [],
     )
     for suite in SUITES
     for case in collect(suite)
