@@ -42,7 +42,7 @@ def zero_point(b: Node, i: int | None, dtype: np.dtype, channels: int | None = N
         return _runtime_param(b, i, i32)
     zp = _squeeze_single(np.asarray(b.const(i)).astype(np.int64))
     _check_length(b, "zero point", zp, channels)
-    qnn.check_params(np.ones(()), zp, dtype, f"ONNX node '{b.name}'")
+    qnn.check_params(np.ones(()), zp, dtype, f"ONNX node '{b.name}' ({b.op_type})")
     return b.constant(zp.astype(np.int32))
 
 
@@ -80,7 +80,7 @@ def params(
         return _runtime_param(b, scale_i, f32), zp
     scale = _squeeze_single(np.asarray(b.const(scale_i), np.float32))
     _check_length(b, "scale", scale, channels)
-    qnn.check_params(scale, np.zeros((), np.int64), dtype, f"ONNX node '{b.name}'")
+    qnn.check_params(scale, np.zeros((), np.int64), dtype, f"ONNX node '{b.name}' ({b.op_type})")
     return b.constant(scale), zp
 
 

@@ -110,3 +110,37 @@ def test_matches_onnxruntime(float_models, tmp_path, name, fmt):
             assert err <= step * 1.0001, (err, step)
         else:  # float results after integer products: float rounding only
             assert err <= 1e-5 * max(1.0, float(np.abs(w).max())), err
+
+
+def _q_model(node, inits):
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+
+
+def test_zero_scale_is_an_error_naming_the_node():
+    from onnx import helper
+
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q0")
+    model = _q_model(node, {"s": np.float32(0.0), "z": np.uint8(3)})
+    with pytest.raises(xrelay.Error, match=r"ONNX node 'q0' \(QuantizeLinear\): .*scale 0\.0"):
+        xrelay.from_onnx(model)
+
+
+def test_per_axis_length_mismatch_is_an_error_naming_the_node():
+    from onnx import helper
+
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q1", axis=1)
+    scales = np.array([0.1, 0.2], np.float32)  # the axis has 3 channels
+    model = _q_model(node, {"s": scales, "z": np.zeros(2, np.uint8)})
+    with pytest.raises(
+        xrelay.Error, match=r"ONNX node 'q1'.*per-axis zero point has 2 entries but the axis has 3"
+    ):
+        xrelay.from_onnx(model)
