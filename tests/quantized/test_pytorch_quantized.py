@@ -107,8 +107,9 @@ def test_dynamic_quantized_linear_matches_torch():
     assert [op.name for op in module.walk()].count("qnn.dense") == 2
     got = xrelay.build(module, params=params).run(x.numpy())[0]
     want = qmodel(x).numpy()
-    # float output after integer products; the input quantization step bounds the error
-    np.testing.assert_allclose(got, want, atol=2e-2 * float(np.abs(want).max()))
+    # float output after integer products with the same run-time input quantization as
+    # fbgemm: measured 3e-8 against outputs of about 0.5
+    np.testing.assert_allclose(got, want, atol=1e-5)
 
 
 def test_pt2e_quantized_model_matches_torch():
