@@ -124,27 +124,22 @@ def requantize(b: Builder, op: qnn.RequantizeOp) -> SSAValue:
     )
 
 
-def conv2d(b: Builder, op: qnn.Conv2DOp) -> SSAValue:
-    a = op.attrs
+def product(b: Builder, op: qnn.ProductOp) -> SSAValue:
+    """conv2d / dense / batch_matmul: both operands widened to i32 with their zero points
+    subtracted (a per-channel weight zero point runs along weight axis 0), then the relay
+    op on i32."""
     x = b.centered(op.data, op.input_zero_point)
     w = b.centered(op.weight, op.kernel_zero_point, 0)
-    return b.emit(
-        relay.Conv2DOp(
-            x, w, strides=a.strides, padding=a.padding, dilation=a.dilation, groups=a.groups
+    if isinstance(op, qnn.Conv2DOp):
+        a = op.attrs
+        return b.emit(
+            relay.Conv2DOp(
+                x, w, strides=a.strides, padding=a.padding, dilation=a.dilation, groups=a.groups
+            )
         )
-    )
-
-
-def dense(b: Builder, op: qnn.DenseOp) -> SSAValue:
-    x = b.centered(op.data, op.input_zero_point)
-    w = b.centered(op.weight, op.kernel_zero_point, 0)
-    return b.emit(relay.DenseOp(x, w))
-
-
-def batch_matmul(b: Builder, op: qnn.BatchMatmulOp) -> SSAValue:
-    lhs = b.centered(op.lhs, op.lhs_zero_point)
-    rhs = b.centered(op.rhs, op.rhs_zero_point)
-    return b.emit(relay.BatchMatmulOp(lhs, rhs))
+    if isinstance(op, qnn.DenseOp):
+        return b.emit(relay.DenseOp(x, w))
+    return b.emit(relay.BatchMatmulOp(x, w))
 
 
 def binary(b: Builder, op: qnn.BinaryOp) -> SSAValue:
@@ -193,9 +188,9 @@ LEGALIZE = {
     qnn.QuantizeOp: quantize,
     qnn.DequantizeOp: dequantize,
     qnn.RequantizeOp: requantize,
-    qnn.Conv2DOp: conv2d,
-    qnn.DenseOp: dense,
-    qnn.BatchMatmulOp: batch_matmul,
+    qnn.Conv2DOp: product,
+    qnn.DenseOp: product,
+    qnn.BatchMatmulOp: product,
     qnn.AddOp: binary,
     qnn.MulOp: binary,
     qnn.ConcatenateOp: concatenate,

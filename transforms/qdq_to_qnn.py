@@ -244,38 +244,20 @@ class FloatBiasIntoAccumulator(Rule):
 
 
 class QuantizeOfDequantized(Rule):
+    """quantize(dequantize a) -> requantize; through a relu, clipped at the zero point."""
+
     def __init__(self) -> None:
         self.x, _ = dq()
-        self.pattern = is_op("qnn.quantize")(self.x, wildcard(), wildcard())
-
-    def callback(self, pre, post, node_map):
-        q = pre.owner
-        x = _operands(node_map, self.x)
-        if not per_tensor(q):
-            return None
-        return self.emit(
-            qnn.RequantizeOp(
-                x.data,
-                x.scale,
-                x.zero_point,
-                q.scale,
-                q.zero_point,
-                axis=x.attrs.axis,
-                out_dtype=q.attrs.out_dtype,
-            )
+        self.pattern = is_op("qnn.quantize")(
+            self.x | is_op("nn.relu")(self.x), wildcard(), wildcard()
         )
 
-
-class QuantizeOfRelu(Rule):
-    def __init__(self) -> None:
-        self.x, _ = dq()
-        self.pattern = is_op("qnn.quantize")(is_op("nn.relu")(self.x), wildcard(), wildcard())
-
     def callback(self, pre, post, node_map):
         q = pre.owner
         x = _operands(node_map, self.x)
+        relu = isinstance(q.data.owner, relay.ReluOp)
         zp = constant_value(q.zero_point)
-        if not per_tensor(q) or zp is None:
+        if not per_tensor(q) or (relu and zp is None):
             return None
         dtype = q.attrs.out_dtype
         y = self.emit(
@@ -289,6 +271,8 @@ class QuantizeOfRelu(Rule):
                 out_dtype=dtype,
             )
         )
+        if not relu:
+            return y
         lo, hi = dtype_range(dtype)
         return self.emit(relay.ClipOp(y, a_min=float(max(int(zp), lo)), a_max=float(hi)))
 
@@ -373,7 +357,6 @@ def qdq_to_qnn_callbacks() -> list[PatternCallback]:
         BiasIntoAccumulator(),
         FloatBiasIntoAccumulator(),
         ShapeOpOfDequantized(),
-        QuantizeOfRelu(),
         QuantizedElementwise(),
         QuantizeOfDequantized(),
     ]

@@ -17,6 +17,7 @@ from .compute import (
     DenseOp,
     GlobalAvgPool2DOp,
     MulOp,
+    ProductOp,
 )
 from .convert import CONVERT_OPS, DequantizeOp, QuantizeOp, RequantizeOp
 
@@ -36,6 +37,7 @@ __all__ = [
     "DequantizeOp",
     "GlobalAvgPool2DOp",
     "MulOp",
+    "ProductOp",
     "Qnn",
     "QuantizeOp",
     "RequantizeOp",

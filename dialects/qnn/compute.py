@@ -9,6 +9,9 @@ and scale run along the output channels.
 
 from __future__ import annotations
 
+from abc import ABC
+from typing import ClassVar
+
 from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, var_operand_def
@@ -34,25 +37,48 @@ def _as_f32(t: TensorType) -> TensorType:
     return tensor(t.get_shape(), f32)
 
 
-def _product_operands(name: str, types: list[Attribute], channels: int) -> list[TensorType]:
-    """data, weight, data zp, weight zp, data scale, weight scale: checked, first two
-    returned."""
-    data, weight, data_zp, weight_zp, data_scale, weight_scale = expect_count(name, types, 6)
-    expect_quantized(name, data)
-    expect_quantized(name, weight, "weight")
-    expect_params(name, data_scale, data_zp, None, "data")
-    expect_params(name, weight_scale, weight_zp, channels, "weight")
-    return [data, weight]
-
-
 def _accumulator(name: str, attrs: Attrs) -> Attribute:
     if attrs.out_dtype != i32:
         raise ShapeError(f"'{name}' accumulates in i32, not {attrs.out_dtype}")
     return i32
 
 
+class ProductOp(RelayOp, ABC):
+    """A quantized product of `data` and `weight` into an i32 accumulator; `CHANNELS` is
+    the weight axis a per-channel weight zero point and scale run along (None: per tensor
+    only), and `float_rule` the float op whose shape rule the product follows."""
+
+    data = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    input_zero_point = operand_def(TensorType)
+    kernel_zero_point = operand_def(TensorType)
+    input_scale = operand_def(TensorType)
+    kernel_scale = operand_def(TensorType)
+    result = result_def(TensorType)
+    out_dtype = type_prop(i32)
+
+    CHANNELS: ClassVar[int | None]
+    WEIGHT_RANK: ClassVar[int]
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, weight, data_zp, weight_zp, data_scale, weight_scale = expect_count(name, types, 6)
+        expect_quantized(name, data)
+        expect_quantized(name, weight, "weight")
+        expect_rank(name, weight, cls.WEIGHT_RANK, "weight")
+        channels = None if cls.CHANNELS is None else weight.get_shape()[cls.CHANNELS]
+        expect_params(name, data_scale, data_zp, None, "data")
+        expect_params(name, weight_scale, weight_zp, channels, "weight")
+        (out,) = cls.float_rule(_as_f32(data), _as_f32(weight), attrs, name)
+        return [tensor(out.get_shape(), _accumulator(name, attrs))]
+
+    @classmethod
+    def float_rule(cls, data: TensorType, weight: TensorType, attrs: Attrs, name: str):
+        raise NotImplementedError
+
+
 @irdl_op_definition
-class Conv2DOp(RelayOp):
+class Conv2DOp(ProductOp):
     """Quantized 2-d convolution, NCHW data and OIHW weight; padding is by the data zero
     point (a real 0).
 
@@ -62,32 +88,22 @@ class Conv2DOp(RelayOp):
     """
 
     name = "qnn.conv2d"
-    data = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    input_zero_point = operand_def(TensorType)
-    kernel_zero_point = operand_def(TensorType)
-    input_scale = operand_def(TensorType)
-    kernel_scale = operand_def(TensorType)
-    result = result_def(TensorType)
     strides = ints_prop((1, 1))
     padding = ints_prop((0, 0, 0, 0))
     dilation = ints_prop((1, 1))
     groups = int_prop(1)
-    out_dtype = type_prop(i32)
+    CHANNELS: ClassVar = 0
+    WEIGHT_RANK: ClassVar = 4
 
     @classmethod
-    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
-        weight = ranked(name, types[1] if len(types) > 1 else None, "weight")
-        expect_rank(name, weight, 4, "weight")
-        data, weight = _product_operands(name, types, weight.get_shape()[0])
+    def float_rule(cls, data, weight, attrs, name):
         conv_attrs = Attrs(attrs)
         conv_attrs["data_layout"], conv_attrs["kernel_layout"] = "NCHW", "OIHW"
-        (out,) = relay.Conv2DOp.infer([_as_f32(data), _as_f32(weight)], conv_attrs, name)
-        return [tensor(out.get_shape(), _accumulator(name, attrs))]
+        return relay.Conv2DOp.infer([data, weight], conv_attrs, name)
 
 
 @irdl_op_definition
-class DenseOp(RelayOp):
+class DenseOp(ProductOp):
     """Quantized `data @ weight.T`: data [..., K], weight [N, K] -> int32 [..., N].
 
     %y = qnn.dense %x, %w, %xzp, %wzp, %xs, %ws
@@ -96,26 +112,16 @@ class DenseOp(RelayOp):
     """
 
     name = "qnn.dense"
-    data = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    input_zero_point = operand_def(TensorType)
-    kernel_zero_point = operand_def(TensorType)
-    input_scale = operand_def(TensorType)
-    kernel_scale = operand_def(TensorType)
-    result = result_def(TensorType)
-    out_dtype = type_prop(i32)
+    CHANNELS: ClassVar = 0
+    WEIGHT_RANK: ClassVar = 2
 
     @classmethod
-    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
-        weight = ranked(name, types[1] if len(types) > 1 else None, "weight")
-        expect_rank(name, weight, 2, "weight")
-        data, weight = _product_operands(name, types, weight.get_shape()[0])
-        (out,) = relay.DenseOp.infer([_as_f32(data), _as_f32(weight)], Attrs(), name)
-        return [tensor(out.get_shape(), _accumulator(name, attrs))]
+    def float_rule(cls, data, weight, attrs, name):
+        return relay.DenseOp.infer([data, weight], Attrs(), name)
 
 
 @irdl_op_definition
-class BatchMatmulOp(RelayOp):
+class BatchMatmulOp(ProductOp):
     """Quantized batched product [B, M, K] x [B, K, N] -> int32 [B, M, N] (a batch of 1
     broadcasts); per-tensor parameters only.
 
@@ -125,21 +131,13 @@ class BatchMatmulOp(RelayOp):
     """
 
     name = "qnn.batch_matmul"
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    lhs_zero_point = operand_def(TensorType)
-    rhs_zero_point = operand_def(TensorType)
-    lhs_scale = operand_def(TensorType)
-    rhs_scale = operand_def(TensorType)
-    result = result_def(TensorType)
-    out_dtype = type_prop(i32)
+    CHANNELS: ClassVar = None
+    WEIGHT_RANK: ClassVar = 3
 
     @classmethod
-    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
-        lhs, rhs = _product_operands(name, types, None)
+    def float_rule(cls, data, weight, attrs, name):
         mm_attrs = Attrs(transpose_a=False, transpose_b=False)
-        (out,) = relay.BatchMatmulOp.infer([_as_f32(lhs), _as_f32(rhs)], mm_attrs, name)
-        return [tensor(out.get_shape(), _accumulator(name, attrs))]
+        return relay.BatchMatmulOp.infer([data, weight], mm_attrs, name)
 
 
 class BinaryOp(RelayOp):

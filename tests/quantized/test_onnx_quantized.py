@@ -55,9 +55,7 @@ def feeds(path, fixed: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray
 
 def quantize(path, fixed, fmt: str, out):
     if fmt == "dynamic":
-        quantization.quantize_dynamic(
-            str(path), str(out), weight_type=quantization.QuantType.QInt8
-        )
+        quantization.quantize_dynamic(str(path), str(out), weight_type=quantization.QuantType.QInt8)
     else:
         quantization.quantize_static(
             str(path),
