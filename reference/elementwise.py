@@ -36,6 +36,24 @@ def _int_safe(fn):
     return run
 
 
+def _shift(left: bool):
+    """Shifts by the bit width or more give 0 (-1 for a negative value shifted right)."""
+
+    def run(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bits = a.dtype.itemsize * 8
+        big = (
+            b.astype(np.uint64) >= bits
+            if np.issubdtype(b.dtype, np.unsignedinteger)
+            else (b >= bits) | (b < 0)
+        )
+        safe = np.where(big, 0, b).astype(a.dtype)
+        shifted = np.left_shift(a, safe) if left else np.right_shift(a, safe)
+        overflow = np.where(a < 0, -1, 0).astype(a.dtype) if not left else np.zeros_like(a)
+        return np.where(big, overflow, shifted).astype(a.dtype)
+
+    return run
+
+
 BINARY = {
     relay.AddOp: np.add,
     relay.SubtractOp: np.subtract,
@@ -47,6 +65,8 @@ BINARY = {
     relay.FloorDivideOp: _int_safe(np.floor_divide),
     relay.FloorModOp: _int_safe(np.mod),
     relay.ModOp: _int_safe(np.fmod),
+    relay.LeftShiftOp: _shift(left=True),
+    relay.RightShiftOp: _shift(left=False),
     relay.EqualOp: np.equal,
     relay.NotEqualOp: np.not_equal,
     relay.LessOp: np.less,

@@ -23,6 +23,7 @@ from .base import (
     fmt_type,
     int_prop,
     is_bool,
+    is_float,
     norm_axis,
     same_elem,
     tensor,
@@ -130,6 +131,36 @@ class FloorModOp(ElementwiseBinaryOp):
     """Elementwise remainder with the sign of the divisor (Python `%`, ONNX Mod fmod=0)."""
 
     name = "relay.floor_mod"
+
+
+class ShiftOp(ElementwiseBinaryOp, ABC):
+    """A bit shift of integers by per-element amounts (numpy broadcasting); a shift by the
+    bit width or more gives 0 (or, right-shifting a negative signed value, -1)."""
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        result = super().infer(types, attrs, name)
+        elem = types[0].element_type  # type: ignore[union-attr]
+        if is_float(elem) or is_bool(elem):
+            raise ShapeError(f"'{name}' shifts integers, got {fmt_type(types[0])}")
+        return result
+
+
+@irdl_op_definition
+class LeftShiftOp(ShiftOp):
+    """Elementwise `lhs << rhs` (TVM left_shift, ONNX BitShift LEFT).
+
+    %r = relay.left_shift %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+    """
+
+    name = "relay.left_shift"
+
+
+@irdl_op_definition
+class RightShiftOp(ShiftOp):
+    """Elementwise `lhs >> rhs`: logical for unsigned types, arithmetic for signed ones."""
+
+    name = "relay.right_shift"
 
 
 @irdl_op_definition
@@ -492,6 +523,8 @@ BINARY_OPS = [
     FloorDivideOp,
     FloorModOp,
     ModOp,
+    LeftShiftOp,
+    RightShiftOp,
 ]
 COMPARE_OPS = [EqualOp, NotEqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp]
 LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp, IsNanOp]

@@ -64,6 +64,15 @@ def mod(b: Node) -> SSAValue:
     return b.emit(cls(b.input(0), b.input(1)))
 
 
+@onnx_op("BitShift", since=11)
+def bit_shift(b: Node) -> SSAValue:
+    direction = b.attr("direction")
+    if direction not in ("LEFT", "RIGHT"):
+        raise b.error(f"direction must be LEFT or RIGHT, got {direction!r}")
+    cls = relay.LeftShiftOp if direction == "LEFT" else relay.RightShiftOp
+    return b.emit(cls(b.input(0), b.input(1)))
+
+
 VARIADIC = {"Sum": relay.AddOp, "Max": relay.MaximumOp, "Min": relay.MinimumOp, "Mean": relay.AddOp}
 
 

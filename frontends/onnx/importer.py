@@ -115,6 +115,7 @@ class GraphImporter:
         dtype: DtypeArg,
         opset: int | None,
         freeze_params: bool,
+        const_inputs: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         self.model = model
         self.graph = model.graph
@@ -123,6 +124,7 @@ class GraphImporter:
         self.shape = dict(shape or {})
         self.dtype = dtype
         self.freeze_params = freeze_params
+        self.const_inputs = {k: np.asarray(v) for k, v in (const_inputs or {}).items()}
         self.env: dict[str, Value] = {}
         self.block = Block()
 
@@ -183,8 +185,21 @@ class GraphImporter:
             real = [v.name for v in self.graph.input if v.name not in initializers]
             raise Error(f"shape override names unknown input '{unknown[0]}'; the inputs are {real}")
         data_inputs = [v for v in self.graph.input if v.name not in initializers]
+        unknown = sorted(set(self.const_inputs) - {v.name for v in data_inputs})
+        if unknown:
+            raise Error(f"const_inputs names '{unknown[0]}', which is not a graph input")
         for value in data_inputs:
-            arg = self.block.insert_arg(self._input_type(value), len(self.block.args))
+            t = self._input_type(value)
+            if value.name in self.const_inputs:
+                array = self.const_inputs[value.name]
+                if tensor_type(array.shape, array.dtype) != t:
+                    raise Error(
+                        f"const_inputs['{value.name}'] is {array.dtype}{list(array.shape)}, "
+                        f"but the input is {t}"
+                    )
+                self.env[value.name] = Value(array=array)
+                continue
+            arg = self.block.insert_arg(t, len(self.block.args))
             self.env[value.name] = Value(ssa=arg)
         param_args: dict[str, SSAValue] = {}
         for name, array in initializers.items():
@@ -244,11 +259,15 @@ def from_onnx(
     opset: int | None = None,
     freeze_params: bool = False,
     fold_qdq: bool = True,
+    const_inputs: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
     """Import an ONNX model: `(module, params)`. See the module docstring. With `fold_qdq`,
-    QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`)."""
+    QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`).
+    `const_inputs` binds graph inputs to values at import time (inputs that determine
+    shapes, such as reduction axes or a Reshape target, which static shapes need known);
+    they are no longer inputs of @main."""
     proto = load_model(model)
-    importer = GraphImporter(proto, shape, dtype, opset, freeze_params)
+    importer = GraphImporter(proto, shape, dtype, opset, freeze_params, const_inputs)
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()
     verify_module(module)

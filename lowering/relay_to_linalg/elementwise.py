@@ -4,6 +4,7 @@ operands broadcast through their indexing maps."""
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import f64, i1
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
@@ -138,6 +139,29 @@ def lower_mod(e: Emitter, op) -> SSAValue:
     return e.map([op.lhs, op.rhs], shape, elem, lambda b: _remainder(b, *b.args[:2], floor=False))
 
 
+def lower_shift(e: Emitter, op) -> SSAValue:
+    """x << y or x >> y (logical for unsigned, arithmetic for signed); LLVM's shifts by the
+    bit width or more are poison, so those amounts give 0 (or the sign) explicitly."""
+    shape, elem = _result(op)
+    left = isinstance(op, relay.LeftShiftOp)
+
+    def body(b: Body) -> SSAValue:
+        x, y = b.args[:2]
+        bits = b.const(elem.width.data, elem)
+        big = b.cmp("ge", y, bits)
+        if not is_unsigned(elem):
+            big = b.binary("or", big, b.cmp("lt", y, b.const(0, elem)))
+        safe = b.select(big, b.const(0, elem), y)
+        if left:
+            return b.select(big, b.const(0, elem), b.add(arith.ShLIOp(x, safe)))
+        if is_unsigned(elem):
+            return b.select(big, b.const(0, elem), b.add(arith.ShRUIOp(x, safe)))
+        sign = b.add(arith.ShRSIOp(x, b.const(elem.width.data - 1, elem)))
+        return b.select(big, sign, b.add(arith.ShRSIOp(x, safe)))
+
+    return e.map([op.lhs, op.rhs], shape, elem, body)
+
+
 def lower_power(e: Emitter, op) -> SSAValue:
     shape, elem = _result(op)
 
@@ -214,6 +238,8 @@ LOWERINGS = {
     relay.FloorModOp: lower_floor_mod,
     relay.ModOp: lower_mod,
     relay.PowerOp: lower_power,
+    relay.LeftShiftOp: lower_shift,
+    relay.RightShiftOp: lower_shift,
     relay.WhereOp: lower_where,
     relay.LeakyReluOp: lower_leaky_relu,
     relay.PReluOp: lower_prelu,

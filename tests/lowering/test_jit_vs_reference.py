@@ -360,6 +360,19 @@ def test_unsigned_arithmetic_and_compares(dtype):
         check_jit(specs, lambda x, y, cls=cls: cls(x, y), inputs=[a, b])
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint32", "int64"])
+def test_shifts_by_any_amount(dtype):
+    """Amounts of the bit width or more (and negative ones) are defined: 0, or the sign."""
+    bits = np.dtype(dtype).itemsize * 8
+    lo = -3 if np.issubdtype(np.dtype(dtype), np.signedinteger) else 0
+    a = np.array([1, 5, lo, 7, 100, 3, 1, lo], dtype)
+    b = np.array([0, 1, 2, bits - 1, bits, bits + 3, 3, 1], dtype)
+    if lo < 0:
+        b[7] = -1
+    for cls in (relay.LeftShiftOp, relay.RightShiftOp):
+        check_jit([((8,), dtype), ((8,), dtype)], lambda x, y, cls=cls: cls(x, y), inputs=[a, b])
+
+
 @pytest.mark.parametrize("src, dst", [("uint8", f32), ("uint8", i32), (F, ui8), ("uint16", i8)])
 def test_unsigned_casts(src, dst):
     x = np.array([0, 1, 127, 128, 200, 255], np.uint8).astype(src)

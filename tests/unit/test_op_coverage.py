@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from xrelay.dialects import relay
+from xrelay.dialects import qnn, relay
+from xrelay.lowering.qnn_legalize import LEGALIZE
 from xrelay.lowering.relay_to_linalg import LOWERINGS
 from xrelay.reference import IMPLS
 
@@ -29,3 +30,16 @@ def test_op_is_covered(op):
     assert op.name in INVALID, f"{op.name} has no invalid case in {DIALECT_TESTS}"
     assert op in IMPLS, f"{op.name} has no reference implementation"
     assert op in LOWERINGS, f"{op.name} has no lowering to linalg"
+
+
+QNN_TESTS = DIALECT_TESTS.parent / "qnn"
+QNN_ROUND_TRIP = set(re.findall(r"\b(qnn\.[a-z0-9_]+)", (QNN_TESTS / "qnn.mlir").read_text()))
+QNN_INVALID = set(re.findall(r"\b(qnn\.[a-z0-9_]+)", (QNN_TESTS / "qnn-invalid.mlir").read_text()))
+
+
+@pytest.mark.parametrize("op", qnn.ALL_OPS, ids=lambda op: op.name)
+def test_qnn_op_is_covered(op):
+    assert op.name in QNN_ROUND_TRIP, f"{op.name} has no round-trip case in {QNN_TESTS}"
+    assert op.name in QNN_INVALID, f"{op.name} has no invalid case in {QNN_TESTS}"
+    assert op in IMPLS, f"{op.name} has no reference implementation"
+    assert op in LEGALIZE, f"{op.name} has no legalization to relay"

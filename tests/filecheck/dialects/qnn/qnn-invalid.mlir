@@ -71,3 +71,39 @@ func.func @f(%a: tensor<2x3xui8>, %s: tensor<f32>, %z: tensor<i32>) {
   func.return
 }
 // CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.concatenate' op takes 3n + 2 operands (n >= 1), got 6
+
+// -----
+
+// qnn.batch_matmul: per-channel parameters (per tensor only).
+func.func @f(%a: tensor<2x3x8xi8>, %b: tensor<2x8x4xi8>, %s: tensor<f32>, %z: tensor<i32>, %sc: tensor<4xf32>) {
+  %0 = qnn.batch_matmul %a, %b, %z, %z, %s, %sc : (tensor<2x3x8xi8>, tensor<2x8x4xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<4xf32>) -> tensor<2x3x4xi32>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.batch_matmul' op weight scale must be a scalar, got tensor<4xf32>
+
+// -----
+
+// qnn.add: operands that do not broadcast.
+func.func @f(%a: tensor<2x3xui8>, %b: tensor<4xui8>, %s: tensor<f32>, %z: tensor<i32>) {
+  %0 = qnn.add %a, %b, %s, %z, %s, %z, %s, %z {out_dtype = ui8} : (tensor<2x3xui8>, tensor<4xui8>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<2x3xui8>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.add' op operand shapes are not broadcastable: tensor<2x3xf32>, tensor<4xf32>
+
+// -----
+
+// qnn.mul: a float operand.
+func.func @f(%a: tensor<3xf32>, %s: tensor<f32>, %z: tensor<i32>) {
+  %0 = qnn.mul %a, %a, %s, %z, %s, %z, %s, %z {out_dtype = ui8} : (tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<3xui8>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.mul' op expects a quantized (i8, ui8, i16, ui16, i32) lhs, got tensor<3xf32>
+
+// -----
+
+// qnn.global_avg_pool2d: data that is not 4-d.
+func.func @f(%x: tensor<4x7x7xui8>, %s: tensor<f32>, %z: tensor<i32>) {
+  %0 = qnn.global_avg_pool2d %x, %s, %z, %s, %z : (tensor<4x7x7xui8>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<4x1x1xui8>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.global_avg_pool2d' op expects data of rank 4, got tensor<4x7x7xui8>

@@ -386,3 +386,21 @@ func.func @f(%a: tensor<3xi32>) {
   func.return
 }
 // CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.isnan' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.left_shift: float operands.
+func.func @f(%a: tensor<3xf32>) {
+  %0 = relay.left_shift %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.left_shift' op shifts integers, got tensor<3xf32>
+
+// -----
+
+// relay.right_shift: bool operands.
+func.func @f(%a: tensor<3xi1>) {
+  %0 = relay.right_shift %a, %a : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.right_shift' op shifts integers, got tensor<3xi1>

@@ -26,6 +26,10 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<4xi32>, %j:
   %mod = relay.mod %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK: relay.floor_mod %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
   %imod = relay.floor_mod %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.left_shift %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %shl = relay.left_shift %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.right_shift %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %shr = relay.right_shift %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
   func.return
 }
 
