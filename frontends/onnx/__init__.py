@@ -10,7 +10,15 @@ several relay ops). Users add their own the same way:
         return b.emit(relay.TanhOp(b.input(0)))
 """
 
-from xrelay.frontends.onnx import composite, elementwise, nn, quantized, reduce, tensor  # noqa: F401  (registers the converters)
+from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
+    composite,
+    elementwise,
+    loss,
+    nn,
+    quantized,
+    reduce,
+    tensor,
+)
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.importer import from_onnx
 from xrelay.frontends.onnx.registry import lookup, onnx_op, register_converter
