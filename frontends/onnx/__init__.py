@@ -11,6 +11,7 @@ several relay ops). Users add their own the same way:
 """
 
 from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
+    attention,
     composite,
     elementwise,
     loss,
