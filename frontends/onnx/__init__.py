@@ -18,6 +18,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     nn,
     quantized,
     reduce,
+    resize,
     tensor,
 )
 from xrelay.frontends.onnx.binder import Node
