@@ -105,7 +105,7 @@ def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[int], list[float]]:
         if policy in ("not_larger", "not_smaller"):
             pick = min(scales) if policy == "not_larger" else max(scales)
             scales = [pick] * len(axes)
-            sizes = [int(math.floor(shape[a] * pick + 0.5)) for a in axes]
+            sizes = [math.floor(shape[a] * pick + 0.5) for a in axes]
         elif policy != "stretch":
             raise b.error(f"keep_aspect_ratio_policy '{policy}'")
         return sizes, scales
@@ -116,7 +116,7 @@ def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[int], list[float]]:
         raise b.error(f"scales has {len(scales)} entries for {len(axes)} axes")
     if any(s <= 0 for s in scales):
         raise b.error(f"scales must be positive, got {scales}")
-    return [int(math.floor(shape[a] * s)) for a, s in zip(axes, scales)], scales
+    return [math.floor(shape[a] * s) for a, s in zip(axes, scales)], scales
 
 
 def _roi(b: Node, axes, rank) -> dict[int, tuple[float, float]]:
