@@ -1,6 +1,6 @@
 """ONNX ops with no relay op of their own, composed of relay ops at import time:
 RMSNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization, Trilu,
-Hardmax, OneHot, CumSum, EyeLike, SpaceToDepth, DepthToSpace, and the small activations
+Hardmax, OneHot, CumSum, CumProd, CenterCropPad, EyeLike, SpaceToDepth, DepthToSpace, and the small activations
 (Swish, ThresholdedRelu, Celu, Softsign, Shrink, Mish, HardSwish, IsInf, Tan, Sinh, Cosh).
 Masks and index ranges are constants: shapes are static."""
 
@@ -160,6 +160,38 @@ def cumsum(b: Node) -> SSAValue:
     return y
 
 
+CUMPROD_MAX_LENGTH = 1024
+
+
+@onnx_op("CumProd", since=26)
+def cumprod(b: Node) -> SSAValue:
+    """A running product along the axis, one multiply per position (the axis is at most
+    CUMPROD_MAX_LENGTH long), then the positions concatenated back."""
+    rank = b.rank(0)
+    axis = int(b.const(1)) % rank
+    n = b.shape(0)[axis]
+    if n > CUMPROD_MAX_LENGTH:
+        raise b.unsupported(f"CumProd along an axis of {n} (at most {CUMPROD_MAX_LENGTH})")
+    x = b.input(0)
+    order = list(range(n))[::-1] if b.attr("reverse", 0) else list(range(n))
+    slices = {
+        k: b.emit(relay.StridedSliceOp(x, begin=[k], end=[k + 1], axes=[axis])) for k in order
+    }
+    running = None
+    out: dict[int, SSAValue] = {}
+    for k in order:
+        if b.attr("exclusive", 0):
+            out[k] = (
+                running
+                if running is not None
+                else b.emit(relay.BroadcastToOp(_c(b, 1), shape=slices[k].type.get_shape()))
+            )
+        running = slices[k] if running is None else b.emit(relay.MultiplyOp(running, slices[k]))
+        if not b.attr("exclusive", 0):
+            out[k] = running
+    return b.emit(relay.ConcatenateOp(*[out[k] for k in range(n)], axis=axis))
+
+
 @onnx_op("EyeLike", since=9)
 def eye_like(b: Node) -> np.ndarray:
     rows, cols = b.shape(0)
@@ -297,3 +329,26 @@ def sinh(b: Node) -> SSAValue:
 def cosh(b: Node) -> SSAValue:
     up, down = _exp_pair(b)
     return b.emit(relay.MultiplyOp(b.emit(relay.AddOp(up, down)), _c(b, 0.5)))
+
+
+@onnx_op("CenterCropPad", since=18)
+def center_crop_pad(b: Node) -> SSAValue:
+    """Each listed axis cropped (a centered window, the extra element at the end) or
+    zero-padded (centered, the extra element at the end) to the target length: one pad
+    whose negative widths crop."""
+    shape = b.shape(0)
+    rank = len(shape)
+    targets = [int(t) for t in b.const(1)]
+    axes = [int(a) % rank for a in b.attr("axes", list(range(rank)))]
+    if len(targets) != len(axes):
+        raise b.error(f"shape has {len(targets)} entries for {len(axes)} axes")
+    widths = [0] * (2 * rank)
+    for axis, target in zip(axes, targets):
+        size = shape[axis]
+        if target <= size:
+            start = (size - target) // 2
+            widths[2 * axis], widths[2 * axis + 1] = -start, -(size - target - start)
+        else:
+            begin = (target - size) // 2
+            widths[2 * axis], widths[2 * axis + 1] = begin, target - size - begin
+    return b.emit(relay.PadOp(b.input(0), pad_width=widths))

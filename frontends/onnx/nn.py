@@ -110,7 +110,9 @@ MAX_POOLS = {1: relay.MaxPool1DOp, 2: relay.MaxPool2DOp, 3: relay.MaxPool3DOp}
 AVG_POOLS = {1: relay.AvgPool1DOp, 2: relay.AvgPool2DOp, 3: relay.AvgPool3DOp}
 
 
-def _pool(b: Node, classes: dict[int, type]) -> SSAValue:
+def _pool(
+    b: Node, classes: dict[int, type], data: SSAValue | None = None, include_pad: bool = False
+) -> SSAValue:
     if len(b.node.output) > 1 and b.node.output[1]:
         raise b.unsupported("MaxPool Indices output")
     n = b.rank(0) - 2
@@ -122,10 +124,10 @@ def _pool(b: Node, classes: dict[int, type]) -> SSAValue:
     pads = window_pads(b, b.shape(0)[2:], kernel, strides, dilations)
     extra = {}
     if classes is AVG_POOLS:
-        extra["count_include_pad"] = bool(b.attr("count_include_pad", 0))
+        extra["count_include_pad"] = include_pad or bool(b.attr("count_include_pad", 0))
     return b.emit(
         classes[n](
-            b.input(0),
+            b.input(0) if data is None else data,
             pool_size=kernel,
             strides=strides,
             padding=pads,
@@ -144,6 +146,20 @@ def max_pool(b: Node) -> SSAValue:
 @onnx_op("AveragePool")
 def avg_pool(b: Node) -> SSAValue:
     return _pool(b, AVG_POOLS)
+
+
+@onnx_op("LpPool", since=11)
+def lp_pool(b: Node) -> SSAValue:
+    """(sum over the window of |x|^p)^(1/p): an average pool that counts the padding, times
+    the window size."""
+    p = float(b.attr("p", 2))
+    dtype = b.dtype(0)
+    magnitude = b.emit(relay.AbsOp(b.input(0)))
+    powered = b.emit(relay.PowerOp(magnitude, b.constant(p, dtype)))
+    mean = _pool(b, AVG_POOLS, powered, include_pad=True)
+    window = float(np.prod(b.attr("kernel_shape")))
+    total = b.emit(relay.MultiplyOp(mean, b.constant(window, dtype)))
+    return b.emit(relay.PowerOp(total, b.constant(1.0 / p, dtype)))
 
 
 def _global_pool(b: Node, cls: type, reduce: type) -> SSAValue:

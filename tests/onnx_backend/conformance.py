@@ -52,6 +52,23 @@ def compare(outputs, expected, rtol: float, atol: float) -> None:
 RUNTIME_VALUE = re.compile(r"\('([^']+)'\) computed at run time: it must be a constant")
 
 
+def graph_inputs_of(graph, value: str) -> set[str]:
+    """The graph inputs a value is computed from (itself, if it is one)."""
+    producers = {out: node for node in graph.node for out in node.output}
+    seen, stack, found = set(), [value], set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        node = producers.get(name)
+        if node is None:
+            found.add(name)
+        else:
+            stack.extend(i for i in node.input if i)
+    return found
+
+
 def compile_case(case, executor: str, inputs: list):
     """(runner, the inputs it takes, the inputs bound at import). A graph input that
     determines a shape (reduction axes, a Reshape target, ...) cannot be a run-time value
@@ -69,10 +86,12 @@ def compile_case(case, executor: str, inputs: list):
             break
         except xrelay.Error as e:
             found = RUNTIME_VALUE.search(str(e))
-            name = found.group(1) if found else None
-            if name not in names or name in bound or len(inputs) != len(names):
+            needed = graph_inputs_of(case.model.graph, found.group(1)) if found else set()
+            needed = {n for n in needed if n in names and n not in bound}
+            if not needed or len(inputs) != len(names):
                 raise
-            bound[name] = inputs[names.index(name)]
+            for name in needed:
+                bound[name] = inputs[names.index(name)]
     if executor == "jit":
         runner = xrelay.build(module, params)
     else:
