@@ -13,6 +13,7 @@ several relay ops). Users add their own the same way:
 from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     attention,
     composite,
+    einsum,
     elementwise,
     loss,
     nn,
