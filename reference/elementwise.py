@@ -65,6 +65,9 @@ BINARY = {
     relay.FloorDivideOp: _int_safe(np.floor_divide),
     relay.FloorModOp: _int_safe(np.mod),
     relay.ModOp: _int_safe(np.fmod),
+    relay.BitwiseAndOp: np.bitwise_and,
+    relay.BitwiseOrOp: np.bitwise_or,
+    relay.BitwiseXorOp: np.bitwise_xor,
     relay.LeftShiftOp: _shift(left=True),
     relay.RightShiftOp: _shift(left=False),
     relay.EqualOp: np.equal,
@@ -81,6 +84,7 @@ BINARY = {
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 UNARY = {
+    relay.BitwiseNotOp: np.invert,
     relay.NegativeOp: np.negative,
     relay.AbsOp: np.abs,
     relay.SignOp: np.sign,

@@ -133,17 +133,45 @@ class FloorModOp(ElementwiseBinaryOp):
     name = "relay.floor_mod"
 
 
-class ShiftOp(ElementwiseBinaryOp, ABC):
-    """A bit shift of integers by per-element amounts (numpy broadcasting); a shift by the
-    bit width or more gives 0 (or, right-shifting a negative signed value, -1)."""
+class IntegerBinaryOp(ElementwiseBinaryOp, ABC):
+    """An elementwise op on integers (not bools): shifts and bitwise logic."""
 
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         result = super().infer(types, attrs, name)
         elem = types[0].element_type  # type: ignore[union-attr]
         if is_float(elem) or is_bool(elem):
-            raise ShapeError(f"'{name}' shifts integers, got {fmt_type(types[0])}")
+            raise ShapeError(f"'{name}' expects integer operands, got {fmt_type(types[0])}")
         return result
+
+
+class ShiftOp(IntegerBinaryOp, ABC):
+    """A bit shift of integers by per-element amounts (numpy broadcasting); a shift by the
+    bit width or more gives 0 (or, right-shifting a negative signed value, -1)."""
+
+
+@irdl_op_definition
+class BitwiseAndOp(IntegerBinaryOp):
+    """Elementwise `lhs & rhs` of integers."""
+
+    name = "relay.bitwise_and"
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntegerBinaryOp):
+    """Elementwise `lhs | rhs` of integers."""
+
+    name = "relay.bitwise_or"
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntegerBinaryOp):
+    """Elementwise `lhs ^ rhs` of integers."""
+
+    name = "relay.bitwise_xor"
+    traits = traits_def(Pure(), Commutative(), RelayCanonicalization())
 
 
 @irdl_op_definition
@@ -286,6 +314,21 @@ class NumericUnaryOp(UnaryOp, ABC):
     """A unary op defined on integers as well as floats."""
 
     FLOAT_ONLY: ClassVar = False
+
+
+@irdl_op_definition
+class BitwiseNotOp(UnaryOp):
+    """Elementwise `~x` of integers (every bit flipped)."""
+
+    name = "relay.bitwise_not"
+    FLOAT_ONLY: ClassVar = False
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = super().infer(types, attrs, name)
+        if is_float(data.element_type) or is_bool(data.element_type):  # type: ignore[union-attr]
+            raise ShapeError(f"'{name}' expects integer operands, got {fmt_type(data)}")
+        return [data]
 
 
 @irdl_op_definition
@@ -523,9 +566,8 @@ BINARY_OPS = [
     FloorDivideOp,
     FloorModOp,
     ModOp,
-    LeftShiftOp,
-    RightShiftOp,
 ]
+INTEGER_OPS = [LeftShiftOp, RightShiftOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp]
 COMPARE_OPS = [EqualOp, NotEqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp]
 LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp, IsNanOp]
 UNARY_OPS = [
@@ -547,4 +589,12 @@ UNARY_OPS = [
     CosOp,
 ]
 ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp]
-ELEMENTWISE_OPS = [*BINARY_OPS, *COMPARE_OPS, *LOGICAL_OPS, WhereOp, *UNARY_OPS, *ACTIVATION_OPS]
+ELEMENTWISE_OPS = [
+    *BINARY_OPS,
+    *INTEGER_OPS,
+    *COMPARE_OPS,
+    *LOGICAL_OPS,
+    WhereOp,
+    *UNARY_OPS,
+    *ACTIVATION_OPS,
+]

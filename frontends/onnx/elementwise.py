@@ -64,6 +64,26 @@ def mod(b: Node) -> SSAValue:
     return b.emit(cls(b.input(0), b.input(1)))
 
 
+BITWISE = {
+    "BitwiseAnd": relay.BitwiseAndOp,
+    "BitwiseOr": relay.BitwiseOrOp,
+    "BitwiseXor": relay.BitwiseXorOp,
+}
+
+
+def _bitwise(b: Node) -> SSAValue:
+    return b.emit(BITWISE[b.op_type](b.input(0), b.input(1)))
+
+
+for _name in BITWISE:
+    onnx_op(_name, since=18)(_bitwise)
+
+
+@onnx_op("BitwiseNot", since=18)
+def bitwise_not(b: Node) -> SSAValue:
+    return b.emit(relay.BitwiseNotOp(b.input(0)))
+
+
 @onnx_op("BitShift", since=11)
 def bit_shift(b: Node) -> SSAValue:
     direction = b.attr("direction")

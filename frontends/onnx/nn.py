@@ -333,7 +333,12 @@ def pad(b: Node) -> SSAValue:
         value = float(b.attr("value", 0.0))
     else:
         pads = [int(p) for p in b.const(1)]
-        value = float(b.const(2)) if b.has_input(2) else 0.0
+        value = 0.0
+        if b.has_input(2):
+            constant = np.asarray(b.const(2)).reshape(-1)
+            if constant.size > 1:
+                raise b.error(f"constant_value must be one value, got {constant.size}")
+            value = float(constant[0]) if constant.size else 0.0
         if b.has_input(3):  # opset 18: pads cover only `axes`
             axes = [int(a) % rank for a in b.const(3)]
             full = [0] * (2 * rank)

@@ -254,6 +254,9 @@ def scalar_unary(body: Body, kind: str, x: SSAValue) -> SSAValue:
         return body.select(body.cmp("lt", x, zero), body.const(-1, t), pos)
     if kind == "not":
         return body.binary("xor", x, body.const(True, i1))
+    if kind == "bitnot":  # xor with all ones (the type's max for unsigned types)
+        ones = (1 << t.width.data) - 1 if is_unsigned(t) else -1  # type: ignore[union-attr]
+        return body.binary("xor", x, body.const(ones, t))
     if kind == "reciprocal":
         return body.binary("div", body.const(1, t), x)
     if kind == "sigmoid":

@@ -20,6 +20,9 @@ BINARY_KINDS = {
     relay.LogicalAndOp: "and",
     relay.LogicalOrOp: "or",
     relay.LogicalXorOp: "xor",
+    relay.BitwiseAndOp: "and",
+    relay.BitwiseOrOp: "or",
+    relay.BitwiseXorOp: "xor",
 }
 
 COMPARE_PREDICATES = {
@@ -32,6 +35,7 @@ COMPARE_PREDICATES = {
 }
 
 UNARY_KINDS = {
+    relay.BitwiseNotOp: "bitnot",
     relay.NegativeOp: "neg",
     relay.AbsOp: "abs",
     relay.SignOp: "sign",

@@ -373,6 +373,17 @@ def test_shifts_by_any_amount(dtype):
         check_jit([((8,), dtype), ((8,), dtype)], lambda x, y, cls=cls: cls(x, y), inputs=[a, b])
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "uint64"])
+def test_bitwise(dtype):
+    top = np.iinfo(dtype).max
+    a = np.array([0, 1, top, 5, top // 3], dtype)
+    b = np.array([3, 3, 1, top, 7], dtype)
+    specs = [((5,), dtype), ((5,), dtype)]
+    for cls in (relay.BitwiseAndOp, relay.BitwiseOrOp, relay.BitwiseXorOp):
+        check_jit(specs, lambda x, y, cls=cls: cls(x, y), inputs=[a, b])
+    check_jit(specs[:1], lambda x: relay.BitwiseNotOp(x), inputs=[a])
+
+
 @pytest.mark.parametrize("src, dst", [("uint8", f32), ("uint8", i32), (F, ui8), ("uint16", i8)])
 def test_unsigned_casts(src, dst):
     x = np.array([0, 1, 127, 128, 200, 255], np.uint8).astype(src)

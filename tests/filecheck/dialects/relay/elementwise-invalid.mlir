@@ -394,7 +394,7 @@ func.func @f(%a: tensor<3xf32>) {
   %0 = relay.left_shift %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   func.return
 }
-// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.left_shift' op shifts integers, got tensor<3xf32>
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.left_shift' op expects integer operands, got tensor<3xf32>
 
 // -----
 
@@ -403,4 +403,40 @@ func.func @f(%a: tensor<3xi1>) {
   %0 = relay.right_shift %a, %a : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
   func.return
 }
-// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.right_shift' op shifts integers, got tensor<3xi1>
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.right_shift' op expects integer operands, got tensor<3xi1>
+
+// -----
+
+// relay.bitwise_and: operands that are not integers.
+func.func @f(%a: tensor<3xf32>) {
+  %0 = relay.bitwise_and %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.bitwise_and' op expects integer operands, got tensor<3xf32>
+
+// -----
+
+// relay.bitwise_or: operands that are not integers.
+func.func @f(%a: tensor<3xi1>) {
+  %0 = relay.bitwise_or %a, %a : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.bitwise_or' op expects integer operands, got tensor<3xi1>
+
+// -----
+
+// relay.bitwise_xor: operands that are not integers.
+func.func @f(%a: tensor<3xf16>) {
+  %0 = relay.bitwise_xor %a, %a : (tensor<3xf16>, tensor<3xf16>) -> tensor<3xf16>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.bitwise_xor' op expects integer operands, got tensor<3xf16>
+
+// -----
+
+// relay.bitwise_not: a float operand.
+func.func @f(%a: tensor<3xf32>) {
+  %0 = relay.bitwise_not %a : (tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.bitwise_not' op expects integer operands, got tensor<3xf32>

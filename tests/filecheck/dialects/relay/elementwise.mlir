@@ -30,6 +30,14 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<4xi32>, %j:
   %shl = relay.left_shift %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
   // CHECK: relay.right_shift %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
   %shr = relay.right_shift %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.bitwise_and %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %band = relay.bitwise_and %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.bitwise_or %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %bor = relay.bitwise_or %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.bitwise_xor %{{.*}}, %{{.*}} : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %bxor = relay.bitwise_xor %i, %j : (tensor<4xi32>, tensor<1xi32>) -> tensor<4xi32>
+  // CHECK: relay.bitwise_not %{{.*}} : (tensor<4xi32>) -> tensor<4xi32>
+  %bnot = relay.bitwise_not %i : (tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
 
