@@ -1,5 +1,6 @@
-"""ONNX Attention (opset 23+) composed of relay ops: 3-d inputs split into heads, a KV
-cache (past_key/past_value concatenated; present_* outputs), grouped-query heads repeated,
+"""ONNX Attention (opset 23+) and RotaryEmbedding composed of relay ops.
+
+Attention: 3-d inputs split into heads, a KV cache (past_key/past_value concatenated; present_* outputs), grouped-query heads repeated,
 scale applied to Q and K as sqrt(scale) each (as the ONNX reference does), softcap, a
 boolean or additive mask (padded to the key length), causal and sliding-window masks
 offset by the cache length or by `nonpad_kv_seqlen`, softmax in `softmax_precision`, and
@@ -204,3 +205,58 @@ def _np(v: SSAValue) -> np.dtype:
     from xrelay.dialects.dtypes import numpy_dtype
 
     return numpy_dtype(v.type.element_type)
+
+
+@onnx_op("RotaryEmbedding", since=23)
+def rotary_embedding(b: Node) -> SSAValue:
+    """Rotates pairs of features by the cached angles: halves (or, `interleaved`, even and
+    odd features) of the first `rotary_embedding_dim` features of each head; cos/sin
+    caches are [B, S, rot/2], or [positions, rot/2] indexed by `position_ids`."""
+    x = b.input(0)
+    shape = _shape(x)
+    if len(shape) == 4:  # [B, H, S, D] -> [B, S, H, D]
+        x = b.emit(relay.TransposeOp(x, axes=(0, 2, 1, 3)))
+    elif len(shape) == 3:
+        heads = int(b.attr("num_heads", 0))
+        if heads <= 0 or shape[2] % heads:
+            raise b.error(f"3-d input needs num_heads dividing {shape[2]}, got {heads}")
+        x = b.emit(relay.ReshapeOp(x, newshape=(shape[0], shape[1], heads, shape[2] // heads)))
+    else:
+        raise b.unsupported(f"rank-{len(shape)} input")
+    batch, seq, heads, head = _shape(x)
+    rot = int(b.attr("rotary_embedding_dim", 0)) or head
+    cos, sin = b.input(1), b.input(2)
+    if b.n_inputs > 3 and b.has_input(3):
+        ids = b.input(3)
+        cos = b.emit(relay.TakeOp(cos, ids, axis=0))
+        sin = b.emit(relay.TakeOp(sin, ids, axis=0))
+    if _shape(cos)[-1] != rot // 2 or _shape(sin)[-1] != rot // 2:
+        raise b.error(f"cos/sin caches must end in {rot // 2} (rotary_embedding_dim / 2)")
+    cos = b.emit(relay.ExpandDimsOp(cos, axis=2))
+    sin = b.emit(relay.ExpandDimsOp(sin, axis=2))
+
+    def part(begin: int, end: int, step: int = 1) -> SSAValue:
+        return b.emit(relay.StridedSliceOp(x, begin=[begin], end=[end], strides=[step], axes=[3]))
+
+    interleaved = bool(b.attr("interleaved", 0))
+    x1 = part(0, rot, 2) if interleaved else part(0, rot // 2)
+    x2 = part(1, rot, 2) if interleaved else part(rot // 2, rot)
+    real = b.emit(
+        relay.SubtractOp(b.emit(relay.MultiplyOp(cos, x1)), b.emit(relay.MultiplyOp(sin, x2)))
+    )
+    imag = b.emit(relay.AddOp(b.emit(relay.MultiplyOp(sin, x1)), b.emit(relay.MultiplyOp(cos, x2))))
+    if interleaved:
+        pairs = b.emit(
+            relay.ConcatenateOp(
+                b.emit(relay.ExpandDimsOp(real, axis=4)),
+                b.emit(relay.ExpandDimsOp(imag, axis=4)),
+                axis=4,
+            )
+        )
+        rotated = b.emit(relay.ReshapeOp(pairs, newshape=(batch, seq, heads, rot)))
+    else:
+        rotated = b.emit(relay.ConcatenateOp(real, imag, axis=3))
+    y = rotated if rot == head else b.emit(relay.ConcatenateOp(rotated, part(rot, head), axis=3))
+    if len(shape) == 3:
+        return b.emit(relay.ReshapeOp(y, newshape=shape))
+    return b.emit(relay.TransposeOp(y, axes=(0, 2, 1, 3)))
