@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -94,3 +96,51 @@ def _arg_reduce(b: Node) -> SSAValue:
 
 onnx_op("ArgMax")(_arg_reduce)
 onnx_op("ArgMin")(_arg_reduce)
+
+
+TOPK_MAX_K = 64
+
+
+@onnx_op("TopK", since=10)
+def top_k(b: Node) -> list[SSAValue]:
+    """The k largest (or smallest) values along the axis, in order, with their indices
+    (equal values: the lower index first): k rounds of arg-max, each taking the winner
+    out by masking its position (k is at most TOPK_MAX_K)."""
+    x = b.input(0)
+    shape = b.shape(0)
+    rank = len(shape)
+    axis = int(b.attr("axis", -1)) % rank
+    k = int(np.asarray(b.const(1)).reshape(-1)[0]) if b.opset >= 10 else int(b.attr("k"))
+    if not 0 <= k <= shape[axis]:
+        raise b.error(f"k = {k} is outside [0, {shape[axis]}]")
+    if k > TOPK_MAX_K:
+        raise b.unsupported(f"TopK with k = {k} (at most {TOPK_MAX_K})")
+    if k == 0:
+        raise b.unsupported("TopK with k = 0 (an empty result)")
+    largest = bool(b.attr("largest", 1)) if b.opset >= 11 else True
+    dtype = np.dtype(b.dtype(0))
+    if dtype.kind == "f":
+        worst = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(dtype)
+        worst = info.min if largest else info.max
+    position = [1] * rank
+    position[axis] = shape[axis]
+    iota = b.constant(np.arange(shape[axis], dtype=np.int64).reshape(position))
+    pick = relay.ArgmaxOp if largest else relay.ArgminOp
+    taken = b.constant(np.asarray(worst, dtype))
+    values, indices = [], []
+    rest = x
+    for _ in range(k):
+        index = b.emit(pick(rest, axis=axis, keepdims=True))
+        index = b.emit(relay.CastOp(index, dtype=element_type(np.int64)))
+        values.append(b.emit(relay.GatherOp(x, index, axis=axis)))
+        indices.append(index)
+        hit = b.emit(relay.EqualOp(iota, index))
+        rest = b.emit(relay.WhereOp(hit, taken, rest))
+    if k == 1:
+        return [values[0], indices[0]]
+    return [
+        b.emit(relay.ConcatenateOp(*values, axis=axis)),
+        b.emit(relay.ConcatenateOp(*indices, axis=axis)),
+    ]
