@@ -20,6 +20,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     quantized,
     reduce,
     resize,
+    scatter,
     tensor,
 )
 from xrelay.frontends.onnx.binder import Node
