@@ -27,8 +27,7 @@ def _expand_ellipsis(b: Node, term: str, rank: int, width: int) -> list[str]:
 
 @onnx_op("Einsum", since=12)
 def einsum(b: Node) -> SSAValue:
-    equation = b.attr("equation")
-    equation = (equation.decode() if isinstance(equation, bytes) else equation).replace(" ", "")
+    equation = b.attr("equation").replace(" ", "")
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     values = b.inputs()

@@ -15,7 +15,6 @@ REDUCTIONS = ("none", "sum", "mean")
 
 def _reduction(b: Node) -> str:
     reduction = b.attr("reduction", "mean")
-    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
     if reduction not in REDUCTIONS:
         raise b.error(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     return reduction

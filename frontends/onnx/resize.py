@@ -17,10 +17,6 @@ from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
 
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def source_coordinate(b: Node, mode: str, out: int, size: int, scale: float, roi) -> np.ndarray:
     """Each output index's position in the input (before rounding or interpolation). The
     resized length in the formulas is `size * scale` (the output size when sizes were
@@ -68,9 +64,9 @@ def _cubic(t: np.ndarray, a: float) -> np.ndarray:
 
 def taps(b: Node, pos: np.ndarray, size: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """(indices [out, n], weights [out, n]) of one axis for the node's mode."""
-    mode = _text(b.attr("mode", "nearest"))
+    mode = b.attr("mode", "nearest")
     if mode == "nearest":
-        idx = _nearest(b, pos, _text(b.attr("nearest_mode", "round_prefer_floor")))
+        idx = _nearest(b, pos, b.attr("nearest_mode", "round_prefer_floor"))
         return np.clip(idx, 0, size - 1).astype(np.int64)[:, None], np.ones((len(pos), 1))
     if mode not in ("linear", "cubic"):
         raise b.unsupported(f"mode '{mode}'")
@@ -100,7 +96,7 @@ def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[int], list[float]]:
         sizes = [int(s) for s in b.const(sizes_in)]
         if len(sizes) != len(axes):
             raise b.error(f"sizes has {len(sizes)} entries for {len(axes)} axes")
-        policy = _text(b.attr("keep_aspect_ratio_policy", "stretch"))
+        policy = b.attr("keep_aspect_ratio_policy", "stretch")
         scales = [sizes[i] / shape[a] for i, a in enumerate(axes)]
         if policy in ("not_larger", "not_smaller"):
             pick = min(scales) if policy == "not_larger" else max(scales)
@@ -137,8 +133,8 @@ def resize(b: Node) -> SSAValue:
     rank = len(shape)
     axes = [int(a) % rank for a in b.attr("axes", list(range(rank)))]
     sizes, scales = _sizes_and_scales(b, shape, axes)
-    coord = _text(
-        b.attr("coordinate_transformation_mode", "half_pixel" if b.opset >= 11 else "asymmetric")
+    coord = b.attr(
+        "coordinate_transformation_mode", "half_pixel" if b.opset >= 11 else "asymmetric"
     )
     roi = _roi(b, axes, rank)
     dtype = np.dtype(b.dtype(0))

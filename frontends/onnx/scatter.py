@@ -69,7 +69,6 @@ def scatter_rows(
 
 def _reduction(b: Node) -> str:
     reduction = b.attr("reduction", "none")
-    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
     if reduction not in ("none", "add", "mul", "max", "min"):
         raise b.unsupported(f"reduction '{reduction}'")
     return reduction
