@@ -115,7 +115,15 @@ FLOAT_INTRINSICS: dict[type[Operation], str] = {
     math.TanhOp: "tanh",
 }
 
-LIBM = {math.ErfOp: ("erff", "erf")}
+LIBM = {
+    math.ErfOp: ("erff", "erf"),
+    math.AsinOp: ("asinf", "asin"),
+    math.AcosOp: ("acosf", "acos"),
+    math.AtanOp: ("atanf", "atan"),
+    math.AsinhOp: ("asinhf", "asinh"),
+    math.AcoshOp: ("acoshf", "acosh"),
+    math.AtanhOp: ("atanhf", "atanh"),
+}
 
 CASTS = (
     arith.ExtFOp,

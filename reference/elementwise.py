@@ -103,6 +103,12 @@ UNARY = {
     relay.RoundOp: np.round,
     relay.SinOp: np.sin,
     relay.CosOp: np.cos,
+    relay.AsinOp: np.arcsin,
+    relay.AcosOp: np.arccos,
+    relay.AtanOp: np.arctan,
+    relay.AsinhOp: np.arcsinh,
+    relay.AcoshOp: np.arccosh,
+    relay.AtanhOp: np.arctanh,
     relay.ReluOp: lambda x: np.maximum(x, x.dtype.type(0)),
 }
 

@@ -440,6 +440,48 @@ class ErfOp(UnaryOp):
 
 
 @irdl_op_definition
+class AsinOp(UnaryOp):
+    """Elementwise inverse sine."""
+
+    name = "relay.asin"
+
+
+@irdl_op_definition
+class AcosOp(UnaryOp):
+    """Elementwise inverse cosine."""
+
+    name = "relay.acos"
+
+
+@irdl_op_definition
+class AtanOp(UnaryOp):
+    """Elementwise inverse tangent."""
+
+    name = "relay.atan"
+
+
+@irdl_op_definition
+class AsinhOp(UnaryOp):
+    """Elementwise inverse hyperbolic sine."""
+
+    name = "relay.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(UnaryOp):
+    """Elementwise inverse hyperbolic cosine."""
+
+    name = "relay.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(UnaryOp):
+    """Elementwise inverse hyperbolic tangent."""
+
+    name = "relay.atanh"
+
+
+@irdl_op_definition
 class FloorOp(UnaryOp):
     """Elementwise round toward -inf."""
 
@@ -587,6 +629,12 @@ UNARY_OPS = [
     RoundOp,
     SinOp,
     CosOp,
+    AsinOp,
+    AcosOp,
+    AtanOp,
+    AsinhOp,
+    AcoshOp,
+    AtanhOp,
 ]
 ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp]
 ELEMENTWISE_OPS = [

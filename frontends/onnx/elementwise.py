@@ -136,6 +136,12 @@ UNARY = {
     "Round": relay.RoundOp,
     "Sin": relay.SinOp,
     "Cos": relay.CosOp,
+    "Asin": relay.AsinOp,
+    "Acos": relay.AcosOp,
+    "Atan": relay.AtanOp,
+    "Asinh": relay.AsinhOp,
+    "Acosh": relay.AcoshOp,
+    "Atanh": relay.AtanhOp,
     "Relu": relay.ReluOp,
     "IsNaN": relay.IsNanOp,
 }

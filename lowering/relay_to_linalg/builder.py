@@ -233,6 +233,12 @@ MATH_UNARY: dict[str, type[Operation]] = {
     "round": math.RoundEvenOp,
     "sin": math.SinOp,
     "cos": math.CosOp,
+    "asin": math.AsinOp,
+    "acos": math.AcosOp,
+    "atan": math.AtanOp,
+    "asinh": math.AsinhOp,
+    "acosh": math.AcoshOp,
+    "atanh": math.AtanhOp,
 }
 
 

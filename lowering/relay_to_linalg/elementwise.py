@@ -54,6 +54,12 @@ UNARY_KINDS = {
     relay.RoundOp: "round",
     relay.SinOp: "sin",
     relay.CosOp: "cos",
+    relay.AsinOp: "asin",
+    relay.AcosOp: "acos",
+    relay.AtanOp: "atan",
+    relay.AsinhOp: "asinh",
+    relay.AcoshOp: "acosh",
+    relay.AtanhOp: "atanh",
     relay.ReluOp: "relu",
 }
 

@@ -33,20 +33,38 @@ OUTCOMES = ("pass", "unsupported", "error", "mismatch", "crash", "timeout")
 SUMMARY_LINES: list[str] = []  # filled by the pytest wrapper, printed in pytest's summary
 
 
+def as_array(value):
+    """A case's input or expected output as numpy: some cases store TensorProtos (the
+    float8, 4-bit and bfloat16 ones), which become ml_dtypes arrays."""
+    import numpy as np
+    from onnx import TensorProto, numpy_helper
+
+    return numpy_helper.to_array(value) if isinstance(value, TensorProto) else np.asarray(value)
+
+
 def compare(outputs, expected, rtol: float, atol: float) -> None:
+    """As the ONNX runner compares: dtype and shape equal, then assert_allclose. Types numpy
+    cannot promote (ml_dtypes' narrow floats and ints) are compared as float32 (exact for
+    them); bfloat16 with at least two bfloat16 ulps of relative tolerance, as the ONNX
+    runner allows."""
     import numpy as np
 
     if len(outputs) != len(expected):
         raise AssertionError(f"{len(outputs)} outputs, expected {len(expected)}")
     for i, (got, want) in enumerate(zip(outputs, expected)):
-        want = np.asarray(want)
+        want = as_array(want)
         if got.dtype != want.dtype or got.shape != want.shape:
             raise AssertionError(
                 f"output {i}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
             )
         if want.dtype == object:
             raise AssertionError(f"output {i}: object arrays are not compared")
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        tol = rtol
+        if want.dtype.type.__module__.startswith("ml_dtypes"):
+            if want.dtype.name == "bfloat16":
+                tol = max(rtol, 2**-6)
+            got, want = got.astype(np.float32), want.astype(np.float32)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=atol, equal_nan=True)
 
 
 RUNTIME_VALUE = re.compile(r"\('([^']+)'\) computed at run time: it must be a constant")
@@ -108,7 +126,7 @@ def run_case(case, executor: str) -> tuple[str, str]:
     bound: list[str] = []
     try:
         for inputs, expected in case.data_sets:
-            runner, rest, bound = compile_case(case, executor, list(inputs))
+            runner, rest, bound = compile_case(case, executor, [as_array(x) for x in inputs])
             compare(runner.run(*rest), expected, case.rtol, case.atol)
     except xrelay.UnsupportedOpsError as e:
         return "unsupported", str(e)

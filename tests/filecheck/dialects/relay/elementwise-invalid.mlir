@@ -263,6 +263,60 @@ func.func @f(%a: tensor<3xi32>) {
 
 // -----
 
+// relay.asin: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.asin %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.asin' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.acos: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.acos %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.acos' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.atan: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.atan %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.atan' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.asinh: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.asinh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.asinh' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.acosh: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.acosh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.acosh' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.atanh: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.atanh %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.atanh' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
 // relay.floor: an integer operand.
 func.func @f(%a: tensor<3xi32>) {
   %0 = relay.floor %a : (tensor<3xi32>) -> tensor<3xi32>

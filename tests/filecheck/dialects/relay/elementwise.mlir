@@ -96,6 +96,18 @@ func.func @unary(%x: tensor<4x5xf32>, %h: tensor<3xf16>) {
   %sigmoid = relay.sigmoid %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
   // CHECK: relay.erf %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
   %erf = relay.erf %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.asin %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %asin = relay.asin %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.acos %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %acos = relay.acos %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.atan %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %atan = relay.atan %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.asinh %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %asinh = relay.asinh %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.acosh %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %acosh = relay.acosh %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.atanh %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %atanh = relay.atanh %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
   // CHECK: relay.floor %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
   %floor = relay.floor %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
   // CHECK: relay.ceil %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
