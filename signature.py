@@ -22,22 +22,58 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xrelay.dialects.dtypes import numpy_dtype
+from xdsl.ir import Attribute
+from xrelay.dialects.dtypes import (
+    from_storage,
+    narrow_dtype,
+    numpy_dtype,
+    storage_dtype,
+    to_storage,
+)
 from xrelay.errors import Error
 
 NAME_ATTR = "xrelay.name"
 PARAM_ATTR = "xrelay.param"
+# A data input or result of a narrow type (bfloat16, float8, int4, ...: dialects/dtypes.py)
+# is carried in its storage type; this argument/result attribute names the type users see.
+DTYPE_ATTR = "xrelay.dtype"
 
 
-def arg_attrs(names: Sequence[str], n_inputs: int) -> ArrayAttr[DictionaryAttr]:
-    """The `arg_attrs` of a `@main` whose first `n_inputs` arguments are data inputs."""
+def arg_attrs(
+    names: Sequence[str], n_inputs: int, dtypes: Mapping[str, np.dtype] | None = None
+) -> ArrayAttr[DictionaryAttr]:
+    """The `arg_attrs` of a `@main` whose first `n_inputs` arguments are data inputs;
+    `dtypes` names the narrow type of data inputs carried in a storage type."""
     dicts = []
     for i, name in enumerate(names):
         entries: dict[str, Any] = {NAME_ATTR: StringAttr(name)}
         if i >= n_inputs:
             entries[PARAM_ATTR] = UnitAttr()
+        elif dtypes and name in dtypes:
+            entries[DTYPE_ATTR] = StringAttr(np.dtype(dtypes[name]).name)
         dicts.append(DictionaryAttr(entries))
     return ArrayAttr(dicts)
+
+
+def res_attrs(dtypes: Sequence[np.dtype | None]) -> ArrayAttr[DictionaryAttr] | None:
+    """The `res_attrs` of a `@main` whose results have these narrow types (None: none)."""
+    if all(d is None for d in dtypes):
+        return None
+    return ArrayAttr(
+        [DictionaryAttr({DTYPE_ATTR: StringAttr(d.name)} if d is not None else {}) for d in dtypes]
+    )
+
+
+def _logical(entries: Mapping[str, Attribute], storage: np.dtype, what: str) -> np.dtype:
+    attr = entries.get(DTYPE_ATTR)
+    if not isinstance(attr, StringAttr):
+        return storage
+    import ml_dtypes
+
+    dtype = narrow_dtype(getattr(ml_dtypes, attr.data, None))
+    if dtype is None or storage_dtype(dtype) != storage:
+        raise Error(f'{what}: {DTYPE_ATTR} "{attr.data}" is not a narrow type stored as {storage}')
+    return dtype
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -51,14 +87,22 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 class Argument:
     name: str
     shape: tuple[int, ...]
-    dtype: np.dtype
+    dtype: np.dtype  # what callers pass
     is_param: bool
+    storage: np.dtype | None = None  # what native code reads, when it differs from dtype
 
 
 @dataclass(frozen=True)
 class FunctionSignature:
     args: tuple[Argument, ...]
-    results: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    results: tuple[tuple[tuple[int, ...], np.dtype], ...]  # shapes and storage dtypes
+    result_dtypes: tuple[np.dtype, ...] = ()  # what callers get (narrow types included)
+
+    def outputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Result storage arrays as the arrays callers get."""
+        if not self.result_dtypes:
+            return list(arrays)
+        return [from_storage(a, d) for a, d in zip(arrays, self.result_dtypes)]
 
     @staticmethod
     def of(fn: func.FuncOp) -> FunctionSignature:
@@ -67,17 +111,38 @@ class FunctionSignature:
         for i, (arg, extra) in enumerate(zip(fn.args, attrs)):
             entries = extra.data if isinstance(extra, DictionaryAttr) else {}
             name_attr = entries.get(NAME_ATTR)
-            name = name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
+            name = (
+                name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
+            )
             t = arg.type
             if not isinstance(t, TensorType):
                 raise Error(f"@main argument '{name}' is not a tensor: {t}")
-            args.append(Argument(name, t.get_shape(), numpy_dtype(t.element_type), PARAM_ATTR in entries))
-        results = []
-        for t in fn.function_type.outputs:
+            storage = numpy_dtype(t.element_type)
+            dtype = _logical(entries, storage, f"@main argument '{name}'")
+            args.append(
+                Argument(
+                    name,
+                    t.get_shape(),
+                    dtype,
+                    PARAM_ATTR in entries,
+                    storage if dtype != storage else None,
+                )
+            )
+        results, logical = [], []
+        res = (
+            fn.res_attrs.data
+            if fn.res_attrs is not None
+            else [None] * len(fn.function_type.outputs)
+        )
+        for i, (t, extra) in enumerate(zip(fn.function_type.outputs, res)):
             if not isinstance(t, TensorType):
                 raise Error(f"@main result is not a tensor: {t}")
-            results.append((t.get_shape(), numpy_dtype(t.element_type)))
-        return FunctionSignature(tuple(args), tuple(results))
+            storage = numpy_dtype(t.element_type)
+            entries = extra.data if isinstance(extra, DictionaryAttr) else {}
+            results.append((t.get_shape(), storage))
+            logical.append(_logical(entries, storage, f"@main result {i}"))
+        narrow = any(d != s for d, (_, s) in zip(logical, results))
+        return FunctionSignature(tuple(args), tuple(results), tuple(logical) if narrow else ())
 
     @property
     def inputs(self) -> list[Argument]:
@@ -99,7 +164,9 @@ def check_inputs(
     a missing, unknown, misshapen or mistyped value."""
     data_names = [a.name for a in sig.inputs]
     if len(positional) > len(data_names):
-        raise Error(f"got {len(positional)} positional inputs, the model takes {len(data_names)}: {data_names}")
+        raise Error(
+            f"got {len(positional)} positional inputs, the model takes {len(data_names)}: {data_names}"
+        )
     given = dict(zip(data_names, positional))
     for name, value in named.items():
         if name in given:
@@ -121,5 +188,7 @@ def check_inputs(
                 f"input '{arg.name}' expects {_describe(arg.shape, arg.dtype)}, "
                 f"got {_describe(array.shape, array.dtype)}"
             )
+        if arg.storage is not None:
+            array = to_storage(array)
         arrays.append(np.asarray(array, order="C"))
     return arrays

@@ -92,3 +92,65 @@ def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     if flat.size == 1 and size != 1:
         return np.full(shape, flat[0], dtype=flat.dtype)
     return flat.reshape(shape).copy()
+
+
+# --- narrow types -----------------------------------------------------------------------
+# bfloat16, the float8/float4 formats and the 2/4-bit integers (numpy dtypes from
+# ml_dtypes) have no element type of their own: tensors of them are carried in a storage
+# integer type. Floats keep their bits (bfloat16 in ui16, float8/float4 in ui8, low bits);
+# the small integers keep their value (int4/int2 in i8, uint4/uint2 in ui8). Casts to and
+# from them are relay arithmetic on the storage (frontends/onnx/narrow.py).
+_NARROW_STORAGE = {
+    "bfloat16": np.uint16,
+    "float8_e4m3fn": np.uint8,
+    "float8_e4m3fnuz": np.uint8,
+    "float8_e5m2": np.uint8,
+    "float8_e5m2fnuz": np.uint8,
+    "float8_e8m0fnu": np.uint8,
+    "float4_e2m1fn": np.uint8,
+    "int4": np.int8,
+    "int2": np.int8,
+    "uint4": np.uint8,
+    "uint2": np.uint8,
+}
+
+
+def narrow_dtype(dtype: object) -> np.dtype | None:
+    """`dtype` as a numpy dtype if it is one of the narrow types, else None."""
+    try:
+        d = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError:
+        return None
+    if d.name in _NARROW_STORAGE and d.type.__module__.startswith("ml_dtypes"):
+        return d
+    return None
+
+
+def storage_dtype(dtype: np.dtype) -> np.dtype:
+    """The numpy dtype a tensor of `dtype` is carried in (itself if it is not narrow)."""
+    return np.dtype(_NARROW_STORAGE[dtype.name]) if narrow_dtype(dtype) is not None else dtype
+
+
+def keeps_bits(dtype: np.dtype) -> bool:
+    """Whether a narrow type's storage holds its bits (the floats) or its value (ints)."""
+    return dtype.name not in ("int4", "int2", "uint4", "uint2")
+
+
+def to_storage(array: np.ndarray) -> np.ndarray:
+    """A narrow-typed array as its storage array (others unchanged)."""
+    d = narrow_dtype(array.dtype)
+    if d is None:
+        return array
+    store = storage_dtype(d)
+    if keeps_bits(d):
+        return np.ascontiguousarray(array).view(store)
+    return array.astype(store)
+
+
+def from_storage(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The inverse of `to_storage`: storage values as an array of the narrow `dtype`."""
+    if narrow_dtype(dtype) is None:
+        return array
+    if keeps_bits(dtype):
+        return array.view(dtype)
+    return array.astype(dtype)

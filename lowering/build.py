@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -32,7 +33,11 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     # constants are hoisted once composites are fused or inlined into @main
     times = lower(work, stop_after="inline-calls")
     params.update(hoist_constants(work))
-    signature = FunctionSignature.of(main_function(work))
+    hoisted = FunctionSignature.of(main_function(work))
+    # the data inputs and results are those of the module (narrow types included)
+    inputs = {a.name: a for a in signature.inputs}
+    args = tuple(a if a.is_param else inputs.get(a.name, a) for a in hoisted.args)
+    signature = replace(hoisted, args=args, result_dtypes=signature.result_dtypes)
     times |= lower(work, start_after="inline-calls")
     start = time.perf_counter()
     text = llvm_ir(work)

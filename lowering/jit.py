@@ -95,6 +95,6 @@ class Library:
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
         pointers = [a.ctypes.data for a in (*arrays, *outputs)]
         self._main(*pointers)
-        return outputs
+        return self.signature.outputs(outputs)
 
     __call__ = run

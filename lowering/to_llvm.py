@@ -296,10 +296,14 @@ class FunctionLowering:
         self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.operand)))
 
     def same_bits(self, op: arith.BitcastOp) -> None:
-        """i8 <-> ui8 and the like: signless after relay-to-linalg, so the same value."""
-        if llvm_type(op.input.type) != llvm_type(op.result.type):
-            raise Error(f"to-llvm: no conversion for bitcast to {op.result.type}")
-        self.values[op.result] = self.v(op.input)
+        """i8 <-> ui8 and the like are the same value (signless after relay-to-linalg);
+        f32 <-> i32 and the like an llvm.bitcast."""
+        if llvm_type(op.input.type) == llvm_type(op.result.type):
+            self.values[op.result] = self.v(op.input)
+        else:
+            self.values[op.result] = self.emit(
+                llvm.BitcastOp(self.v(op.input), llvm_type(op.result.type))
+            )
 
     def minmax_int(self, op: Operation) -> None:
         pred = {

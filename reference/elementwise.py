@@ -149,6 +149,11 @@ def clip(op: relay.ClipOp, x: np.ndarray) -> np.ndarray:
     return np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
 
 
+@impl(relay.ReinterpretOp)
+def reinterpret(op: relay.ReinterpretOp, x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x).view(numpy_dtype(op.attrs.dtype))
+
+
 @impl(relay.CastOp)
 def cast(op: relay.CastOp, x: np.ndarray) -> np.ndarray:
     return x.astype(numpy_dtype(op.attrs.dtype))

@@ -74,7 +74,7 @@ class DebugExecutor:
 
     def run(self, *args: np.ndarray, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
-        return evaluate_function(self.function, arrays)
+        return self.signature.outputs(evaluate_function(self.function, arrays))
 
     __call__ = run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import TensorType, i1
+from xdsl.dialects.builtin import IntegerType, TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
@@ -597,6 +597,37 @@ class CastOp(RelayOp):
         return [TensorType(attrs.dtype, data.get_shape())]
 
 
+def _bit_width(elem: Attribute) -> int | None:
+    if isinstance(elem, IntegerType):
+        return elem.width.data
+    return getattr(elem, "bitwidth", None)
+
+
+@irdl_op_definition
+class ReinterpretOp(RelayOp):
+    """Elementwise reinterpretation of the bits as the element type `dtype` of the same
+    width (a float's bits as an integer and back; ONNX BitCast, TVM's reinterpret).
+
+    %r = relay.reinterpret %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
+    """
+
+    name = "relay.reinterpret"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    dtype = type_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        src, dst = _bit_width(data.element_type), _bit_width(attrs.dtype)
+        if src is None or src != dst or src == 1:
+            raise ShapeError(
+                f"'{name}' needs element types of the same width (not i1), "
+                f"got {fmt_type(data)} to {attrs.dtype}"
+            )
+        return [TensorType(attrs.dtype, data.get_shape())]
+
+
 BINARY_OPS = [
     AddOp,
     SubtractOp,
@@ -636,7 +667,7 @@ UNARY_OPS = [
     AcoshOp,
     AtanhOp,
 ]
-ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp]
+ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp, ReinterpretOp]
 ELEMENTWISE_OPS = [
     *BINARY_OPS,
     *INTEGER_OPS,

@@ -17,7 +17,7 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
-from xrelay.dialects.dtypes import numpy_dtype, tensor_type
+from xrelay.dialects.dtypes import narrow_dtype, numpy_dtype, storage_dtype, tensor_type
 from xrelay.errors import Error, ShapeError
 
 if TYPE_CHECKING:
@@ -35,6 +35,14 @@ class Value:
     ssa: SSAValue | None = None
     array: np.ndarray | None = None
     is_param: bool = False
+    narrow: np.dtype | None = None  # the narrow ONNX type (bfloat16, float8, int4...) of `ssa`
+
+    @property
+    def logical(self) -> np.dtype | None:
+        """The narrow type of the value, if it has one (its IR type is then the storage)."""
+        if self.narrow is not None:
+            return self.narrow
+        return narrow_dtype(self.array.dtype) if self.array is not None else None
 
     @property
     def foldable(self) -> bool:
@@ -54,6 +62,7 @@ class Node:
         self.location = NameLoc(StringAttr(self.name), NoneAttr())
         self._attrs = {a.name: a for a in node.attribute}
         self.known: dict[SSAValue, np.ndarray] = {}  # fold mode: the value of each SSA value
+        self.narrow_outputs: dict[int, np.dtype] = {}  # set by converters of narrow types
 
     # --- errors --------------------------------------------------------------------------
 
@@ -113,6 +122,11 @@ class Node:
     def inputs(self) -> list[SSAValue]:
         return [self.input(i) for i in range(self.n_inputs) if self.has_input(i)]
 
+    def narrow(self, i: int) -> np.dtype | None:
+        """Input i's narrow ONNX type (bfloat16, float8, int4, ...: its IR type is the
+        storage), or None."""
+        return self._value(i).logical if self.has_input(i) else None
+
     def is_const(self, i: int) -> bool:
         return self.has_input(i) and self._value(i).array is not None
 
@@ -133,7 +147,7 @@ class Node:
     def type(self, i: int) -> TensorType:
         value = self._value(i)
         if value.array is not None:
-            return tensor_type(value.array.shape, value.array.dtype)
+            return tensor_type(value.array.shape, storage_dtype(value.array.dtype))
         assert value.ssa is not None
         t = value.ssa.type
         assert isinstance(t, TensorType)

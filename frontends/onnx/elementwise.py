@@ -9,8 +9,9 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dtypes import element_type
+from xrelay.dialects.dtypes import element_type, narrow_dtype
 from xrelay.frontends.onnx.binder import Node
+from xrelay.frontends.onnx import narrow
 from xrelay.frontends.onnx.registry import onnx_op
 
 
@@ -256,9 +257,20 @@ def clip(b: Node) -> SSAValue:
     return x
 
 
+def _cast_to(b: Node, to: np.dtype) -> SSAValue:
+    """Input 0 cast to ONNX type `to`; the narrow types (bfloat16, float8, int4, ...) through
+    their storage (narrow.py)."""
+    src = b.narrow(0) or b.dtype(0)
+    if narrow_dtype(src) is None and narrow_dtype(to) is None:
+        return b.emit(relay.CastOp(b.input(0), dtype=element_type(to)))
+    if narrow_dtype(to) is not None:
+        b.narrow_outputs[0] = to
+    return narrow.cast(b, b.input(0), src, to, saturate=bool(b.attr("saturate", 1)))
+
+
 @onnx_op("CastLike", since=15)
 def cast_like(b: Node) -> SSAValue:
-    return b.emit(relay.CastOp(b.input(0), dtype=element_type(b.dtype(1))))
+    return _cast_to(b, b.narrow(1) or b.dtype(1))
 
 
 @onnx_op("Cast")
@@ -266,4 +278,4 @@ def cast(b: Node) -> SSAValue:
     to = onnx.helper.tensor_dtype_to_np_dtype(b.attr("to"))
     if to == np.dtype(object):
         raise b.unsupported("cast to string")
-    return b.emit(relay.CastOp(b.input(0), dtype=element_type(to)))
+    return _cast_to(b, to)

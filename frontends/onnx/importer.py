@@ -31,13 +31,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Region, SSAValue
-from xrelay.dialects.dtypes import tensor_type
+from xrelay.dialects.dtypes import narrow_dtype, storage_dtype, tensor_type, to_storage
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import emit_constant
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import lookup
 from xrelay.ir import verify_module
-from xrelay.signature import arg_attrs
+from xrelay.signature import arg_attrs, res_attrs
 
 ShapeArg = Mapping[str, tuple[int, ...] | list[int]] | None
 DtypeArg = str | Mapping[str, str]
@@ -59,6 +59,11 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
 # Ops never evaluated at import: Constant has no inputs to fold, and a dequantized weight
 # must stay an integer tensor for `qdq-to-qnn` to find it.
 NO_FOLD = ("Constant", "DequantizeLinear")
+
+# Ops whose converters handle narrow-typed inputs themselves (frontends/onnx/narrow.py), and
+# ops that only move elements: their output has the narrow type of their first input.
+NARROW_AWARE = ("Cast", "CastLike", "QuantizeLinear", "DequantizeLinear")
+NARROW_MOVES = ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose")
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -127,6 +132,7 @@ class GraphImporter:
         self.const_inputs = {k: np.asarray(v) for k, v in (const_inputs or {}).items()}
         self.env: dict[str, Value] = {}
         self.block = Block()
+        self.input_dtypes: dict[str, np.dtype] = {}  # data inputs of narrow types
 
     # --- the pieces of @main -------------------------------------------------------------
 
@@ -144,18 +150,54 @@ class GraphImporter:
             raise Error(
                 f"input '{name}' has a dynamic or unknown shape; pass shape={{'{name}': (...)}}"
             )
-        return tensor_type(tuple(dims), np_dtype)
+        if narrow_dtype(np_dtype) is not None:
+            self.input_dtypes[name] = np_dtype
+        return tensor_type(tuple(dims), storage_dtype(np_dtype))
 
     def materialize(self, array: np.ndarray, loc: LocationAttr) -> SSAValue:
-        return emit_constant(self.block, array, loc)
+        return emit_constant(self.block, to_storage(array), loc)
+
+    def _widened(self, node: onnx.NodeProto, index: int, narrow: dict[int, np.dtype]):
+        """A copy of `node` reading its bfloat16 inputs decoded to f32 (the decoding is
+        emitted now), and the type to round its float results back to."""
+        from xrelay.frontends.onnx import narrow as codec
+
+        b = Node(self, node, index, False)
+        bad = sorted({d.name for d in narrow.values() if d.name != "bfloat16"})
+        if bad:
+            raise b.unsupported(
+                f"{bad[0]} input: only Cast, CastLike, QuantizeLinear, DequantizeLinear and "
+                f"{', '.join(NARROW_MOVES)} take the 8-, 4- and 2-bit types"
+            )
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        for i, dtype in narrow.items():
+            wide = f"{node.input[i]}\0f32"
+            self.env[wide] = Value(ssa=codec.decode(b, b.input(i), dtype))
+            copy.input[i] = wide
+        return copy, next(iter(narrow.values()))
+
+    def _rounded(self, node: onnx.NodeProto, index: int, result: SSAValue, dtype: np.dtype):
+        from xrelay.frontends.onnx import narrow as codec
+
+        if codec.dtype_of(result) != np.float32:
+            return Value(ssa=result)
+        b = Node(self, node, index, False)
+        return Value(ssa=codec.encode(b, result, dtype, saturate=False), narrow=dtype)
 
     def _convert_node(self, node: onnx.NodeProto, index: int) -> None:
         for name in node.input:
             if name and name not in self.env:
                 label = node.name or f"{node.op_type}_{index}"
                 raise Error(f"ONNX node '{label}' ({node.op_type}): input '{name}' is not defined")
+        narrow = {i: self.env[n].logical for i, n in enumerate(node.input) if n}
+        narrow = {i: d for i, d in narrow.items() if d is not None}
         fold = all(self.env[n].foldable for n in node.input if n) and node.op_type not in NO_FOLD
-        fold = fold and any(n for n in node.input)
+        fold = fold and any(n for n in node.input) and not narrow
+        widened_to = None
+        if narrow and node.op_type not in NARROW_AWARE + NARROW_MOVES:
+            original = node
+            node, widened_to = self._widened(node, index, narrow)
         version = self.opset if node.domain in ("", "ai.onnx") else self.domains.get(node.domain, 1)
         converter = lookup(node.op_type, version, node.domain)
         assert converter is not None  # check_supported ran first
@@ -170,11 +212,20 @@ class GraphImporter:
             raise b.wrap(e) from None
         except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise b.wrap(e) from None
-        for name, result in zip(node.output, outs):
+        if widened_to is not None:
+            for name in node.input:
+                if name.endswith("\0f32"):
+                    self.env.pop(name, None)
+        for i, (name, result) in enumerate(zip(node.output, outs)):
             if not name or result is None:
                 continue
             if isinstance(result, SSAValue):
-                self.env[name] = Value(ssa=result)
+                value = Value(ssa=result, narrow=b.narrow_outputs.get(i))
+                if widened_to is not None:
+                    value = self._rounded(original, index, result, widened_to)
+                elif node.op_type in NARROW_MOVES and 0 in narrow:
+                    value.narrow = narrow[0]
+                self.env[name] = value
             else:
                 self.env[name] = Value(array=np.asarray(result))
 
@@ -200,19 +251,22 @@ class GraphImporter:
                 self.env[value.name] = Value(array=array)
                 continue
             arg = self.block.insert_arg(t, len(self.block.args))
-            self.env[value.name] = Value(ssa=arg)
+            self.env[value.name] = Value(ssa=arg, narrow=self.input_dtypes.get(value.name))
         param_args: dict[str, SSAValue] = {}
         for name, array in initializers.items():
             if self.freeze_params or is_shape_like(array):
                 self.env[name] = Value(array=array)
                 continue
-            arg = self.block.insert_arg(tensor_type(array.shape, array.dtype), len(self.block.args))
+            # a narrow-typed parameter is passed as its storage
+            arg = self.block.insert_arg(
+                tensor_type(array.shape, storage_dtype(array.dtype)), len(self.block.args)
+            )
             param_args[name] = arg
             self.env[name] = Value(ssa=arg, array=array, is_param=True)
         for index, node in enumerate(self.graph.node):
             self._convert_node(node, index)
 
-        results = []
+        results, result_dtypes = [], []
         for out in self.graph.output:
             if out.name not in self.env:
                 raise Error(f"graph output '{out.name}' is not produced by any node")
@@ -220,13 +274,14 @@ class GraphImporter:
             if value.ssa is None:
                 value.ssa = self.materialize(value.array, _name_loc(out.name))
             results.append(value.ssa)
+            result_dtypes.append(value.logical)
         self.block.add_op(func.ReturnOp(*results))
 
         # Parameters whose values were only read at import time (shapes, axes) are dropped.
         params: dict[str, np.ndarray] = {}
         for name, arg in param_args.items():
             if arg.uses:
-                params[name] = initializers[name]
+                params[name] = to_storage(initializers[name])
             else:
                 self.block.erase_arg(arg)
         names = [v.name for v in data_inputs] + list(params)
@@ -236,7 +291,8 @@ class GraphImporter:
             "main",
             FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
-            arg_attrs=arg_attrs(names, len(data_inputs)),
+            arg_attrs=arg_attrs(names, len(data_inputs), self.input_dtypes),
+            res_attrs=res_attrs(result_dtypes),
         )
         return ModuleOp([fn]), params
 

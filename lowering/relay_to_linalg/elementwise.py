@@ -239,6 +239,11 @@ def lower_cast(e: Emitter, op: relay.CastOp) -> SSAValue:
     return e.map([op.data], shape, elem, lambda b: b.cast(b.args[0], elem))
 
 
+def lower_reinterpret(e: Emitter, op: relay.ReinterpretOp) -> SSAValue:
+    shape, elem = _result(op)
+    return e.map([op.data], shape, elem, lambda b: b.add(arith.BitcastOp(b.args[0], elem)))
+
+
 LOWERINGS = {
     **{cls: lower_binary for cls in BINARY_KINDS},
     **{cls: lower_compare for cls in COMPARE_PREDICATES},
@@ -255,4 +260,5 @@ LOWERINGS = {
     relay.PReluOp: lower_prelu,
     relay.ClipOp: lower_clip,
     relay.CastOp: lower_cast,
+    relay.ReinterpretOp: lower_reinterpret,
 }

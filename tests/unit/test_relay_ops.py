@@ -235,6 +235,7 @@ def test_every_op_is_in_the_dialect():
         "nn.leaky_relu",
         "clip",
         "cast",
+        "reinterpret",
         "nn.conv1d",
         "nn.conv2d",
         "nn.conv3d",

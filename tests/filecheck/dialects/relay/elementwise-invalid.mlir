@@ -494,3 +494,12 @@ func.func @f(%a: tensor<3xf32>) {
   func.return
 }
 // CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.bitwise_not' op expects integer operands, got tensor<3xf32>
+
+// -----
+
+// relay.reinterpret: element types of different widths.
+func.func @f(%a: tensor<3xf32>) {
+  %0 = relay.reinterpret %a {dtype = i16} : (tensor<3xf32>) -> tensor<3xi16>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.reinterpret' op needs element types of the same width (not i1), got tensor<3xf32> to i16

@@ -140,6 +140,8 @@ func.func @activations(%x: tensor<1x3x4x4xf32>, %alpha: tensor<3xf32>, %i: tenso
   %clip = relay.clip %x {a_min = 0.0 : f64, a_max = 6.0 : f64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
   // CHECK: relay.cast %{{.*}} {dtype = i32} : (tensor<4xi64>) -> tensor<4xi32>
   %cast = relay.cast %i {dtype = i32} : (tensor<4xi64>) -> tensor<4xi32>
+  // CHECK: relay.reinterpret %{{.*}} {dtype = f64} : (tensor<4xi64>) -> tensor<4xf64>
+  %bits = relay.reinterpret %i {dtype = f64} : (tensor<4xi64>) -> tensor<4xf64>
   // CHECK: relay.cast %{{.*}} {dtype = f16} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf16>
   %half = relay.cast %x {dtype = f16} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf16>
   func.return
