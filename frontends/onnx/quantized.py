@@ -14,8 +14,9 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 from xrelay.dialects import qnn, relay
-from xrelay.dialects.dtypes import element_type
+from xrelay.dialects.dtypes import element_type, keeps_bits, narrow_dtype, storage_dtype
 from xrelay.dialects.qnn.base import QUANTIZED_TYPES
+from xrelay.frontends.onnx import narrow
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.nn import window_pads
 from xrelay.frontends.onnx.registry import onnx_op
@@ -105,14 +106,71 @@ def as_f32(b: Node, i: int) -> SSAValue:
     return x if b.dtype(i) == np.float32 else b.emit(relay.CastOp(x, dtype=f32))
 
 
+def _along_axis(b: Node, i: int, value: SSAValue, rank: int, axis: int) -> SSAValue:
+    """A scale or zero point (input i, as `value`) shaped to broadcast against input 0:
+    a per-axis vector runs along `axis`."""
+    size = int(np.prod(b.shape(i)))
+    if size == 1:
+        return b.emit(relay.ReshapeOp(value, newshape=()))
+    shape = [1] * rank
+    shape[axis] = size
+    return b.emit(relay.ReshapeOp(value, newshape=tuple(shape)))
+
+
+def _quantize_narrow(b: Node, dtype: np.dtype) -> SSAValue:
+    """QuantizeLinear to a float8/float4 type (x / scale + zero point, rounded to the type;
+    `saturate` for float8) or a 2/4-bit integer (round half to even, add the zero point,
+    clip to the type's range)."""
+    axis, channels = axis_of(b, b.rank(0), 1)
+    if channels is None and int(np.prod(b.shape(1))) > 1:
+        raise b.error("a per-axis scale needs an axis")
+    rank = b.rank(0)
+    scale = _along_axis(b, 1, as_f32(b, 1), rank, axis)
+    y = b.emit(relay.DivideOp(as_f32(b, 0), scale))
+    b.narrow_outputs[0] = dtype
+    if keeps_bits(dtype):
+        if b.has_input(2):
+            zp = _along_axis(b, 2, narrow.decode(b, b.input(2), dtype), rank, axis)
+            y = b.emit(relay.AddOp(y, zp))
+        saturate = bool(b.attr("saturate", 1)) and dtype.name.startswith("float8")
+        return narrow.encode(b, y, dtype, saturate)
+    y = b.emit(relay.RoundOp(y))
+    if b.has_input(2):
+        zp = b.emit(relay.CastOp(b.input(2), dtype=f32))
+        y = b.emit(relay.AddOp(y, _along_axis(b, 2, zp, rank, axis)))
+    bits = narrow.INT_BITS[dtype.name]
+    lo, hi = (
+        (0, (1 << bits) - 1)
+        if dtype.name.startswith("u")
+        else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    )
+    y = b.emit(relay.ClipOp(y, a_min=float(lo), a_max=float(hi)))
+    return b.emit(relay.CastOp(y, dtype=element_type(storage_dtype(dtype))))
+
+
+def _dequantize_narrow_float(b: Node, dtype: np.dtype) -> SSAValue:
+    """DequantizeLinear of a float8/float4 input: (x - zero point) * scale in f32."""
+    axis, _ = axis_of(b, b.rank(0), 1)
+    rank = b.rank(0)
+    x = narrow.decode(b, b.input(0), dtype)
+    if b.has_input(2):
+        zp = narrow.decode(b, b.input(2), b.narrow(2) or dtype)
+        x = b.emit(relay.SubtractOp(x, _along_axis(b, 2, zp, rank, axis)))
+    y = b.emit(relay.MultiplyOp(x, _along_axis(b, 1, as_f32(b, 1), rank, axis)))
+    out = b.dtype(1)
+    return y if out == np.float32 else b.emit(relay.CastOp(y, dtype=element_type(out)))
+
+
 @onnx_op("QuantizeLinear", since=10)
 def quantize_linear(b: Node) -> SSAValue:
     _no_blocks(b)
     if b.has_input(2):
-        dtype = b.dtype(2)
+        dtype = b.narrow(2) or b.dtype(2)
     else:
         code = int(b.attr("output_dtype", 0))
         dtype = np.dtype(np.uint8) if code == 0 else _onnx_dtype(b, code)
+    if narrow_dtype(dtype) is not None:
+        return _quantize_narrow(b, dtype)
     elem = quantized_dtype(b, dtype, "QuantizeLinear output")
     axis, channels = axis_of(b, b.rank(0), 1)
     scale, zp = params(b, 1, 2, dtype, channels)
@@ -131,7 +189,10 @@ def _onnx_dtype(b: Node, code: int) -> np.dtype:
 @onnx_op("DequantizeLinear", since=10)
 def dequantize_linear(b: Node) -> SSAValue:
     _no_blocks(b)
-    dtype = b.dtype(0)
+    dtype = b.narrow(0)
+    if dtype is not None and keeps_bits(dtype):
+        return _dequantize_narrow_float(b, dtype)
+    dtype = b.dtype(0)  # the 2/4-bit integers are their values in i8/ui8
     quantized_dtype(b, dtype, "DequantizeLinear input")
     axis, channels = axis_of(b, b.rank(0), 1)
     scale, zp = params(b, 1, 2, dtype, channels)
