@@ -151,7 +151,7 @@ def clip(op: relay.ClipOp, x: np.ndarray) -> np.ndarray:
 
 @impl(relay.ReinterpretOp)
 def reinterpret(op: relay.ReinterpretOp, x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x).view(numpy_dtype(op.attrs.dtype))
+    return np.asarray(x, order="C").view(numpy_dtype(op.attrs.dtype))
 
 
 @impl(relay.CastOp)

@@ -1,8 +1,8 @@
 """The ONNX frontend: `from_onnx(model) -> (module, params)`.
 
 Converters are registered by op type and minimum opset with `@onnx_op("Conv", since=11)`, in
-files by op group (`elementwise`, `nn`, `tensor`, `reduce`, and `composite` for ops made of
-several relay ops). Users add their own the same way:
+files by op group (`elementwise`, `nn`, `tensor`, `reduce`, `sequence`, and `composite` for
+ops made of several relay ops). Users add their own the same way:
 
     from xrelay.frontends.onnx import register_converter
     @register_converter("MyOp", since=1)
@@ -15,12 +15,14 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     composite,
     einsum,
     elementwise,
+    gradient,
     loss,
     nn,
     quantized,
     reduce,
     resize,
     scatter,
+    sequence,
     tensor,
 )
 from xrelay.frontends.onnx.binder import Node

@@ -17,7 +17,13 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
-from xrelay.dialects.dtypes import narrow_dtype, numpy_dtype, storage_dtype, tensor_type
+from xrelay.dialects.dtypes import (
+    narrow_dtype,
+    numpy_dtype,
+    storage_dtype,
+    tensor_type,
+    to_storage,
+)
 from xrelay.errors import Error, ShapeError
 
 if TYPE_CHECKING:
@@ -36,6 +42,7 @@ class Value:
     array: np.ndarray | None = None
     is_param: bool = False
     narrow: np.dtype | None = None  # the narrow ONNX type (bfloat16, float8, int4...) of `ssa`
+    items: list[Value] | None = None  # an ONNX sequence: its elements, known at import time
 
     @property
     def logical(self) -> np.dtype | None:
@@ -63,6 +70,7 @@ class Node:
         self._attrs = {a.name: a for a in node.attribute}
         self.known: dict[SSAValue, np.ndarray] = {}  # fold mode: the value of each SSA value
         self.narrow_outputs: dict[int, np.dtype] = {}  # set by converters of narrow types
+        self.input_names = list(node.input)  # as the model names them (for messages)
 
     # --- errors --------------------------------------------------------------------------
 
@@ -107,11 +115,24 @@ class Node:
             raise self.error(f"missing input {i}")
         return self.importer.env[self.node.input[i]]
 
+    def value(self, i: int) -> Value:
+        """Input i as it is held at import time (a tensor, or a sequence's elements)."""
+        return self._value(i)
+
+    def sequence(self, i: int) -> list[Value]:
+        """The elements of input i, a sequence."""
+        items = self._value(i).items
+        if items is None:
+            raise self.error(f"input {i} ('{self.node.input[i]}') is a tensor, not a sequence")
+        return items
+
     def input(self, i: int) -> SSAValue:
         """Input i as an SSA value."""
         value = self._value(i)
+        if value.items is not None:
+            raise self.error(f"input {i} ('{self.node.input[i]}') is a sequence, not a tensor")
         if self.fold:
-            return self.constant(value.array)
+            return self.constant(to_storage(value.array))
         if value.ssa is None:
             value.ssa = self.importer.materialize(value.array, self.location)
         return value.ssa
@@ -139,13 +160,15 @@ class Node:
         value = self._value(i)
         if value.array is None:
             raise self.unsupported(
-                f"input {i} ('{self.node.input[i]}') computed at run time: it must be a "
+                f"input {i} ('{self.input_names[i]}') computed at run time: it must be a "
                 "constant at import time"
             )
         return value.array
 
     def type(self, i: int) -> TensorType:
         value = self._value(i)
+        if value.items is not None:
+            raise self.error(f"input {i} ('{self.node.input[i]}') is a sequence, not a tensor")
         if value.array is not None:
             return tensor_type(value.array.shape, storage_dtype(value.array.dtype))
         assert value.ssa is not None

@@ -279,3 +279,17 @@ def cast(b: Node) -> SSAValue:
     if to == np.dtype(object):
         raise b.unsupported("cast to string")
     return _cast_to(b, to)
+
+
+@onnx_op("BitCast", since=26)
+def bit_cast(b: Node) -> SSAValue:
+    """The same bits as type `to`, of the same width (bool is one byte holding 0 or 1)."""
+    to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(b.attr("to")))
+    src = b.dtype(0)
+    if b.narrow(0) is not None or narrow_dtype(to) is not None or to.itemsize != src.itemsize:
+        raise b.unsupported(f"BitCast from {b.narrow(0) or src} to {to} (only equal widths)")
+    if src == np.bool_ or to == np.bool_:
+        if to == np.bool_:
+            raise b.unsupported("BitCast to bool")
+        return b.emit(relay.CastOp(b.input(0), dtype=element_type(to)))
+    return b.emit(relay.ReinterpretOp(b.input(0), dtype=element_type(to)))

@@ -31,7 +31,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Region, SSAValue
-from xrelay.dialects.dtypes import narrow_dtype, storage_dtype, tensor_type, to_storage
+from xrelay.dialects.dtypes import (
+    from_storage,
+    narrow_dtype,
+    storage_dtype,
+    tensor_type,
+    to_storage,
+)
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import emit_constant
 from xrelay.frontends.onnx.binder import Node, Value
@@ -138,6 +144,11 @@ class GraphImporter:
 
     def _input_type(self, value: onnx.ValueInfoProto):
         name = value.name
+        kind = value.type.WhichOneof("value")
+        if kind not in (None, "tensor_type"):
+            raise UnsupportedOpsError(
+                f"input '{name}' is a {kind.removesuffix('_type')}: inputs must be tensors"
+            )
         elem = value.type.tensor_type.elem_type
         if isinstance(self.dtype, Mapping) and name in self.dtype:
             np_dtype = np.dtype(self.dtype[name])
@@ -172,8 +183,12 @@ class GraphImporter:
         copy = onnx.NodeProto()
         copy.CopyFrom(node)
         for i, dtype in narrow.items():
-            wide = f"{node.input[i]}\0f32"
-            self.env[wide] = Value(ssa=codec.decode(b, b.input(i), dtype))
+            wide = f"{node.input[i]} (as f32)"
+            known = self.env[node.input[i]]
+            if known.array is not None and not known.is_param:  # exact: decoded now
+                self.env[wide] = Value(array=known.array.astype(np.float32))
+            else:
+                self.env[wide] = Value(ssa=codec.decode(b, b.input(i), dtype))
             copy.input[i] = wide
         return copy, next(iter(narrow.values()))
 
@@ -192,8 +207,11 @@ class GraphImporter:
                 raise Error(f"ONNX node '{label}' ({node.op_type}): input '{name}' is not defined")
         narrow = {i: self.env[n].logical for i, n in enumerate(node.input) if n}
         narrow = {i: d for i, d in narrow.items() if d is not None}
-        fold = all(self.env[n].foldable for n in node.input if n) and node.op_type not in NO_FOLD
-        fold = fold and any(n for n in node.input) and not narrow
+        # CastLike reads only the type of its second input
+        read = node.input[:1] if node.op_type == "CastLike" else node.input
+        fold = all(self.env[n].foldable for n in read if n) and node.op_type not in NO_FOLD
+        fold = fold and any(n for n in node.input)
+        fold = fold and (not narrow or node.op_type in NARROW_AWARE + NARROW_MOVES)
         widened_to = None
         if narrow and node.op_type not in NARROW_AWARE + NARROW_MOVES:
             original = node
@@ -202,6 +220,8 @@ class GraphImporter:
         converter = lookup(node.op_type, version, node.domain)
         assert converter is not None  # check_supported ran first
         b = Node(self, node, index, fold)
+        if widened_to is not None:
+            b.input_names = list(original.input)  # messages name the model's values
         try:
             out = converter(b)
             outs = list(out) if isinstance(out, list | tuple) else [out]
@@ -214,12 +234,14 @@ class GraphImporter:
             raise b.wrap(e) from None
         if widened_to is not None:
             for name in node.input:
-                if name.endswith("\0f32"):
+                if name.endswith(" (as f32)"):
                     self.env.pop(name, None)
         for i, (name, result) in enumerate(zip(node.output, outs)):
             if not name or result is None:
                 continue
-            if isinstance(result, SSAValue):
+            if isinstance(result, Value):  # a sequence, or an element of one
+                self.env[name] = result
+            elif isinstance(result, SSAValue):
                 value = Value(ssa=result, narrow=b.narrow_outputs.get(i))
                 if widened_to is not None:
                     value = self._rounded(original, index, result, widened_to)
@@ -227,7 +249,16 @@ class GraphImporter:
                     value.narrow = narrow[0]
                 self.env[name] = value
             else:
-                self.env[name] = Value(array=np.asarray(result))
+                array = np.asarray(result)
+                dtype = b.narrow_outputs.get(i)
+                if dtype is None and node.op_type in NARROW_MOVES:
+                    dtype = narrow.get(0)
+                # a folded narrow result is its storage: back to the narrow type
+                if dtype is not None and narrow_dtype(array.dtype) is None:
+                    array = from_storage(array, dtype)
+                if widened_to is not None and array.dtype == np.float32:  # rounded back
+                    array = array.astype(widened_to)
+                self.env[name] = Value(array=array)
 
     def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
@@ -243,7 +274,7 @@ class GraphImporter:
             t = self._input_type(value)
             if value.name in self.const_inputs:
                 array = self.const_inputs[value.name]
-                if tensor_type(array.shape, array.dtype) != t:
+                if tensor_type(array.shape, storage_dtype(array.dtype)) != t:
                     raise Error(
                         f"const_inputs['{value.name}'] is {array.dtype}{list(array.shape)}, "
                         f"but the input is {t}"
@@ -271,6 +302,10 @@ class GraphImporter:
             if out.name not in self.env:
                 raise Error(f"graph output '{out.name}' is not produced by any node")
             value = self.env[out.name]
+            if value.items is not None:
+                raise UnsupportedOpsError(
+                    f"graph output '{out.name}' is a sequence: outputs must be tensors"
+                )
             if value.ssa is None:
                 value.ssa = self.materialize(value.array, _name_loc(out.name))
             results.append(value.ssa)

@@ -39,7 +39,9 @@ def as_array(value):
     import numpy as np
     from onnx import TensorProto, numpy_helper
 
-    return numpy_helper.to_array(value) if isinstance(value, TensorProto) else np.asarray(value)
+    if isinstance(value, TensorProto):
+        return numpy_helper.to_array(value)
+    return value if isinstance(value, list) else np.asarray(value)  # a sequence stays a list
 
 
 def compare(outputs, expected, rtol: float, atol: float) -> None:
@@ -88,23 +90,32 @@ def graph_inputs_of(graph, value: str) -> set[str]:
 
 
 def compile_case(case, executor: str, inputs: list):
+    return compile_model(case.model, executor, inputs)
+
+
+def compile_model(model, executor: str, inputs: list):
     """(runner, the inputs it takes, the inputs bound at import). A graph input that
     determines a shape (reduction axes, a Reshape target, ...) cannot be a run-time value
     with static shapes: when the import says so, that input is bound to the case's value
     with `from_onnx(const_inputs=...)` (a compile-time specialization) and the import
-    retried."""
+    retried. A graph input of unknown dimensions takes the shape of the case's value."""
     import xrelay
 
-    initializers = {t.name for t in case.model.graph.initializer}
-    names = [v.name for v in case.model.graph.input if v.name not in initializers]
+    initializers = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in initializers]
     bound: dict = {}
+    shapes = {}
+    for value, array in zip([v for v in model.graph.input if v.name not in initializers], inputs):
+        dims = value.type.tensor_type.shape.dim
+        if not all(d.HasField("dim_value") for d in dims) and hasattr(array, "shape"):
+            shapes[value.name] = array.shape
     while True:
         try:
-            module, params = xrelay.from_onnx(case.model, const_inputs=bound)
+            module, params = xrelay.from_onnx(model, shape=shapes, const_inputs=bound)
             break
         except xrelay.Error as e:
             found = RUNTIME_VALUE.search(str(e))
-            needed = graph_inputs_of(case.model.graph, found.group(1)) if found else set()
+            needed = graph_inputs_of(model.graph, found.group(1)) if found else set()
             needed = {n for n in needed if n in names and n not in bound}
             if not needed or len(inputs) != len(names):
                 raise

@@ -8,11 +8,23 @@ import numpy as np
 import onnx
 import pytest
 import xrelay
-from conformance import compare
+from conformance import compare, compile_model
 from data_cases import DataCase, collect, light_inputs, with_real_weights
 
 # case name -> reason
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    **{
+        f"test_strnorm_model_{name}": "StringNormalizer: string tensors have no IR type"
+        for name in (
+            "monday_casesensintive_lower",
+            "monday_casesensintive_nochangecase",
+            "monday_casesensintive_upper",
+            "monday_empty_output",
+            "monday_insensintive_upper_twodim",
+            "nostopwords_nochangecase",
+        )
+    },
+}
 
 
 def params_for(suites: list[str], marks=()) -> list:
@@ -34,6 +46,16 @@ def test_jit_matches_expected(case: DataCase):
     for inputs, expected in case.data_sets():
         outputs = lib.run(*inputs)
         compare(outputs, expected, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", params_for(["simple"]))
+def test_simple_suite_matches_expected(case: DataCase):
+    """The `simple` models as the node cases run: inputs that determine shapes (an Expand
+    target, a split) are bound at compile time, unknown dimensions take the data's shape."""
+    model = onnx.load(str(case.model_path))
+    for inputs, expected in case.data_sets():
+        lib, rest, _ = compile_model(model, "jit", inputs)
+        compare(lib.run(*rest), expected, rtol=1e-3, atol=1e-7)
 
 
 @pytest.mark.slow

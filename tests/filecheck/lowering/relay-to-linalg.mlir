@@ -95,3 +95,14 @@ func.func @int_divide(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %0 = relay.divide %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %0 : tensor<4xi32>
 }
+
+// -----
+
+// A float's bits as an integer (narrow-type casts, ONNX BitCast): arith.bitcast per element.
+// CHECK-LABEL: func.func @reinterpret
+// CHECK: linalg.generic
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+func.func @reinterpret(%x: tensor<4xf32>) -> tensor<4xi32> {
+  %0 = relay.reinterpret %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
