@@ -21,6 +21,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     quantized,
     reduce,
     resize,
+    rnn,
     scatter,
     sequence,
     tensor,
