@@ -143,7 +143,7 @@ def to_storage(array: np.ndarray) -> np.ndarray:
         return array
     store = storage_dtype(d)
     if keeps_bits(d):
-        return np.ascontiguousarray(array).view(store)
+        return np.asarray(array, order="C").view(store)
     return array.astype(store)
 
 

@@ -579,14 +579,9 @@ class ClipOp(NumericUnaryOp):
         return super().infer(types, attrs, name)
 
 
-@irdl_op_definition
-class CastOp(RelayOp):
-    """Elementwise conversion to the element type `dtype`.
+class ConvertOp(RelayOp, ABC):
+    """Elementwise to the element type `dtype`, same shape."""
 
-    %r = relay.cast %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
-    """
-
-    name = "relay.cast"
     data = operand_def(TensorType)
     result = result_def(TensorType)
     dtype = type_prop()
@@ -594,7 +589,22 @@ class CastOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
+        cls.check(name, data, attrs.dtype)
         return [TensorType(attrs.dtype, data.get_shape())]
+
+    @classmethod
+    def check(cls, name: str, data: TensorType, dtype: Attribute) -> None:
+        pass
+
+
+@irdl_op_definition
+class CastOp(ConvertOp):
+    """Elementwise conversion to the element type `dtype`.
+
+    %r = relay.cast %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
+    """
+
+    name = "relay.cast"
 
 
 def _bit_width(elem: Attribute) -> int | None:
@@ -604,7 +614,7 @@ def _bit_width(elem: Attribute) -> int | None:
 
 
 @irdl_op_definition
-class ReinterpretOp(RelayOp):
+class ReinterpretOp(ConvertOp):
     """Elementwise reinterpretation of the bits as the element type `dtype` of the same
     width (a float's bits as an integer and back; ONNX BitCast, TVM's reinterpret).
 
@@ -612,20 +622,15 @@ class ReinterpretOp(RelayOp):
     """
 
     name = "relay.reinterpret"
-    data = operand_def(TensorType)
-    result = result_def(TensorType)
-    dtype = type_prop()
 
     @classmethod
-    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
-        (data,) = expect_count(name, types, 1)
-        src, dst = _bit_width(data.element_type), _bit_width(attrs.dtype)
+    def check(cls, name: str, data: TensorType, dtype: Attribute) -> None:
+        src, dst = _bit_width(data.element_type), _bit_width(dtype)
         if src is None or src != dst or src == 1:
             raise ShapeError(
                 f"'{name}' needs element types of the same width (not i1), "
-                f"got {fmt_type(data)} to {attrs.dtype}"
+                f"got {fmt_type(data)} to {dtype}"
             )
-        return [TensorType(attrs.dtype, data.get_shape())]
 
 
 BINARY_OPS = [

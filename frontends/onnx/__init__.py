@@ -13,6 +13,7 @@ ops made of several relay ops). Users add their own the same way:
 from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     attention,
     composite,
+    control_flow,
     einsum,
     elementwise,
     gradient,

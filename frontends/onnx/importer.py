@@ -79,9 +79,7 @@ def default_opset(model: onnx.ModelProto) -> int:
     return 1
 
 
-def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, int]) -> None:
-    """Raise one UnsupportedOpsError naming every op type without a converter."""
-    missing: Counter[str] = Counter()
+def _missing(graph: onnx.GraphProto, opset: int, domains: Mapping[str, int], missing: Counter[str]):
     for node in graph.node:
         version = opset if node.domain in ("", "ai.onnx") else domains.get(node.domain, 1)
         if lookup(node.op_type, version, node.domain) is None:
@@ -89,6 +87,16 @@ def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, in
                 node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
             )
             missing[label] += 1
+        for attr in node.attribute:  # the bodies of If, Loop, Scan, ...
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                _missing(sub, opset, domains, missing)
+
+
+def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, int]) -> None:
+    """Raise one UnsupportedOpsError naming every op type without a converter (subgraphs
+    included)."""
+    missing: Counter[str] = Counter()
+    _missing(graph, opset, domains, missing)
     if missing:
         items = ", ".join(f"{op} x{n}" for op, n in sorted(missing.items()))
         total = sum(missing.values())
@@ -260,6 +268,25 @@ class GraphImporter:
                     array = array.astype(widened_to)
                 self.env[name] = Value(array=array)
 
+    def convert_graph(self, graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> list[Value]:
+        """Convert a subgraph (a branch or loop body) in place, its inputs bound to
+        `bindings`; the outer graph's values are visible, its own names do not leak out.
+        Returns its outputs."""
+        saved = self.env
+        self.env = dict(saved)
+        try:
+            self.env.update(bindings)
+            for init in graph.initializer:
+                self.env[init.name] = Value(array=numpy_helper.to_array(init))
+            for index, node in enumerate(graph.node):
+                self._convert_node(node, index)
+            missing = [o.name for o in graph.output if o.name not in self.env]
+            if missing:
+                raise Error(f"subgraph '{graph.name}' output '{missing[0]}' is not produced")
+            return [self.env[o.name] for o in graph.output]
+        finally:
+            self.env = saved
+
     def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
         unknown = sorted(set(self.shape) - {v.name for v in self.graph.input})
@@ -319,14 +346,15 @@ class GraphImporter:
                 params[name] = to_storage(initializers[name])
             else:
                 self.block.erase_arg(arg)
-        names = [v.name for v in data_inputs] + list(params)
+        inputs = [v.name for v in data_inputs if v.name not in self.const_inputs]
+        names = inputs + list(params)
         for arg, name in zip(self.block.args, names):
             arg.name_hint = _ssa_name(name)
         fn = func.FuncOp(
             "main",
             FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
-            arg_attrs=arg_attrs(names, len(data_inputs), self.input_dtypes),
+            arg_attrs=arg_attrs(names, len(inputs), self.input_dtypes),
             res_attrs=res_attrs(result_dtypes),
         )
         return ModuleOp([fn]), params

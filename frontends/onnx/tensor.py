@@ -50,7 +50,10 @@ def size(b: Node) -> np.ndarray:
 def range_(b: Node) -> np.ndarray:
     """Only with start, limit and delta known at import time (the result's length is
     its shape)."""
-    start, limit, delta = (b.const(i) for i in range(3))
+    start, limit, delta = (np.asarray(b.const(i)) for i in range(3))
+    if any(v.size != 1 for v in (start, limit, delta)):
+        raise b.error("Range takes scalar start, limit and delta")
+    start, limit, delta = (v.reshape(()) for v in (start, limit, delta))
     if delta == 0:
         raise b.error("Range with delta 0")
     return np.arange(start, limit, delta).astype(np.asarray(start).dtype)
@@ -98,7 +101,7 @@ def split(b: Node) -> list[SSAValue]:
 
 def _axes(b: Node, since_input: int) -> list[int] | None:
     if b.opset >= since_input:
-        return [int(a) for a in b.const(1)] if b.has_input(1) else None
+        return [int(a) for a in np.asarray(b.const(1)).reshape(-1)] if b.has_input(1) else None
     return b.attr("axes", None)
 
 

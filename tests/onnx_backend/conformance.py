@@ -72,20 +72,35 @@ def compare(outputs, expected, rtol: float, atol: float) -> None:
 RUNTIME_VALUE = re.compile(r"\('([^']+)'\) computed at run time: it must be a constant")
 
 
+def _producers(graph, into: dict) -> dict:
+    """value name -> the names it is computed from, subgraphs included: a node with a
+    subgraph (If, Loop, Scan) depends on everything its subgraphs read."""
+    for node in graph.node:
+        reads = [i for i in node.input if i]
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                inner = _producers(sub, {})
+                reads += [i for deps in inner.values() for i in deps]
+                into.update(inner)
+        for out in node.output:
+            into[out] = reads
+    return into
+
+
 def graph_inputs_of(graph, value: str) -> set[str]:
     """The graph inputs a value is computed from (itself, if it is one)."""
-    producers = {out: node for node in graph.node for out in node.output}
+    producers = _producers(graph, {})
     seen, stack, found = set(), [value], set()
     while stack:
         name = stack.pop()
         if name in seen:
             continue
         seen.add(name)
-        node = producers.get(name)
-        if node is None:
+        reads = producers.get(name)
+        if reads is None:
             found.add(name)
         else:
-            stack.extend(i for i in node.input if i)
+            stack.extend(reads)
     return found
 
 

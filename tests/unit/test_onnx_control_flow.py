@@ -1,0 +1,145 @@
+"""ONNX If, Loop and Scan unrolled at import, through the JIT against onnx's reference."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import xrelay
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def check(m, feeds: dict, bound: dict | None = None):
+    bound = bound or {}
+    want = ReferenceEvaluator(m).run(None, {**feeds, **bound})
+    got = xrelay.build(*xrelay.from_onnx(m, const_inputs=bound)).run(**feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def branch(name, node):
+    return helper.make_graph([node], name, [], [vi("out_" + name, F, [3])])
+
+
+def test_if_takes_the_branch_its_known_condition_picks():
+    then = branch("then", helper.make_node("Add", ["x", "x"], ["out_then"]))
+    other = branch("else", helper.make_node("Neg", ["x"], ["out_else"]))
+    m = model(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        [vi("c", B, []), vi("x", F, [3])],
+        [vi("y", F, [3])],
+    )
+    x = np.array([1, -2, 3], np.float32)
+    for c in (True, False):
+        check(m, {"x": x}, {"c": np.array(c)})
+
+
+def loop_body():
+    """carried s -> s * x + i; scan output s; stop once max(s) >= 50."""
+    nodes = [
+        helper.make_node("Cast", ["i"], ["fi"], to=F),
+        helper.make_node("Mul", ["s", "x"], ["sx"]),
+        helper.make_node("Add", ["sx", "fi"], ["s_out"]),
+        helper.make_node("ReduceMax", ["s_out"], ["top"], keepdims=0),
+        helper.make_node("Less", ["top", "limit"], ["go"]),
+        helper.make_node("Identity", ["s_out"], ["scan"]),
+    ]
+    inputs = [vi("i", I64, []), vi("c", B, []), vi("s", F, [2])]
+    outputs = [vi("go", B, []), vi("s_out", F, [2]), vi("scan", F, [2])]
+    return helper.make_graph(nodes, "body", inputs, outputs)
+
+
+def test_loop_carries_values_stacks_scan_outputs_and_stops_on_its_condition():
+    inits = [
+        helper.make_tensor("x", F, [2], [2.0, 3.0]),
+        helper.make_tensor("limit", F, [], [50.0]),
+        helper.make_tensor("trip", I64, [], [10]),
+        helper.make_tensor("c0", B, [], [True]),
+        helper.make_tensor("s0", F, [2], [1.0, 1.0]),
+    ]
+    m = model(
+        [helper.make_node("Loop", ["trip", "c0", "s0"], ["s", "all"], body=loop_body())],
+        [],
+        [vi("s", F, [2]), vi("all", F, None)],
+        inits,
+    )
+    # frozen: float initializers are otherwise parameters, and the condition must be known
+    lib = xrelay.build(*xrelay.from_onnx(m, freeze_params=True))
+    (s, stacked), want = lib.run(), ReferenceEvaluator(m).run(None, {})
+    np.testing.assert_allclose(s, want[0])
+    np.testing.assert_allclose(stacked, want[1])
+    assert stacked.shape[0] < 10  # the condition ended it early
+
+
+def test_a_loop_condition_known_only_at_run_time_is_refused():
+    body = loop_body()
+    inits = [helper.make_tensor("limit", F, [], [50.0]), helper.make_tensor("trip", I64, [], [10])]
+    m = model(
+        [helper.make_node("Loop", ["trip", "c0", "s0"], ["s", "all"], body=body, name="loop")],
+        [vi("x", F, [2]), vi("c0", B, []), vi("s0", F, [2])],
+        [vi("s", F, [2]), vi("all", F, None)],
+        inits,
+    )
+    with pytest.raises(xrelay.Error, match="the Loop condition computed at run time"):
+        xrelay.from_onnx(m, const_inputs={"c0": np.array(True)})
+
+
+def test_scan_reverse_input_and_output_on_axis_1():
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["acc", "row"], ["acc_out"]),
+            helper.make_node("Mul", ["acc_out", "row"], ["out"]),
+        ],
+        "body",
+        [vi("acc", F, [3]), vi("row", F, [3])],
+        [vi("acc_out", F, [3]), vi("out", F, [3])],
+    )
+    node = helper.make_node(
+        "Scan",
+        ["init", "xs"],
+        ["final", "ys"],
+        body=body,
+        num_scan_inputs=1,
+        scan_input_directions=[1],
+        scan_output_axes=[1],
+    )
+    m = model(
+        [node],
+        [vi("init", F, [3]), vi("xs", F, [4, 3])],
+        [vi("final", F, [3]), vi("ys", F, [3, 4])],
+    )
+    rng = np.random.default_rng(0)
+    init = rng.standard_normal(3).astype(np.float32)
+    xs = rng.standard_normal((4, 3)).astype(np.float32)
+    final, ys = xrelay.build(*xrelay.from_onnx(m)).run(init, xs)
+    # onnx's reference has no reverse scan: the expected values are computed here
+    acc, outs = init, []
+    for row in xs[::-1]:
+        acc = acc + row
+        outs.append(acc * row)
+    np.testing.assert_allclose(final, acc, rtol=1e-6)
+    np.testing.assert_allclose(ys, np.stack(outs, axis=1), rtol=1e-6)
+
+
+def test_a_scalar_bfloat16_input():
+    m = model(
+        [helper.make_node("Cast", ["x"], ["y"], to=F)],
+        [vi("x", TensorProto.BFLOAT16, [])],
+        [vi("y", F, [])],
+    )
+    (y,) = xrelay.build(*xrelay.from_onnx(m)).run(np.array(1.5, ml_dtypes.bfloat16))
+    assert y.shape == () and y == 1.5
