@@ -11,6 +11,7 @@ ops made of several relay ops). Users add their own the same way:
 """
 
 from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
+    affine_grid,
     attention,
     composite,
     control_flow,
@@ -26,6 +27,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     scatter,
     sequence,
     tensor,
+    windows,
 )
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.importer import from_onnx

@@ -177,3 +177,24 @@ def expand(b: Node) -> SSAValue:
     if tuple(shape) == b.shape(0):
         return b.input(0)
     return b.emit(relay.BroadcastToOp(b.input(0), shape=shape))
+
+
+@onnx_op("Compress", since=9)
+def compress(b: Node) -> SSAValue:
+    """The slices along `axis` (of the flattened input without one) where the condition,
+    known at import, is true; a shorter condition leaves the rest out."""
+    cond = np.asarray(b.const(1)).astype(bool).reshape(-1)
+    x = b.input(0)
+    if b.has_attr("axis"):
+        axis = int(b.attr("axis"))
+        if not -b.rank(0) <= axis < b.rank(0):
+            raise b.error(f"axis {axis} is out of range for rank {b.rank(0)}")
+        axis %= b.rank(0)
+        size = b.shape(0)[axis]
+    else:
+        axis, size = 0, int(np.prod(b.shape(0)))
+        x = b.emit(relay.ReshapeOp(x, newshape=(size,)))
+    if cond.size > size:
+        raise b.error(f"the condition has {cond.size} entries, the axis {size}")
+    indices = np.nonzero(cond)[0].astype(np.int64)
+    return b.emit(relay.TakeOp(x, b.constant(indices), axis=axis))
