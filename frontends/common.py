@@ -3,8 +3,8 @@
 `emit_constant` puts a numpy constant into a block (`constant_ops` builds its ops,
 `constant_value` reads one back) (a large splat becomes a broadcast scalar,
 so a constant-filled weight does not turn into megabytes of IR). `matmul_nd` gives numpy
-matmul semantics (any batch rank, broadcasting, 1-d operands) on relay's 2-d/3-d matmuls.
-Both take anything with an `emit(op)` that adds the op and returns its result.
+matmul semantics (any batch rank, broadcasting, 1-d operands) on relay's 2-d/3-d matmuls;
+`stack` joins tensors on a new axis. They take anything with an `emit(op)` that adds the op and returns its result.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValu
         op.location = loc
         block.add_op(op)
     return ops[-1].results[0]
+
+
+def stack(b: Emitter, values: list[SSAValue], axis: int) -> SSAValue:
+    """Tensors of one shape joined on a new axis `axis` (numpy.stack)."""
+    parts = [b.emit(relay.ExpandDimsOp(v, axis=axis)) for v in values]
+    return parts[0] if len(parts) == 1 else b.emit(relay.ConcatenateOp(*parts, axis=axis))
 
 
 def matmul_nd(b: Emitter, lhs: SSAValue, rhs: SSAValue) -> SSAValue:

@@ -131,6 +131,12 @@ class Node:
         value = self._value(i)
         if value.items is not None:
             raise self.error(f"input {i} ('{self.node.input[i]}') is a sequence, not a tensor")
+        return self.ssa(value)
+
+    def ssa(self, value: Value) -> SSAValue:
+        """A tensor value as an SSA value (a known array is materialized once)."""
+        if value.items is not None:
+            raise self.error("a sequence where a tensor is expected")
         if self.fold:
             return self.constant(to_storage(value.array))
         if value.ssa is None:
@@ -169,6 +175,12 @@ class Node:
         value = self._value(i)
         if value.items is not None:
             raise self.error(f"input {i} ('{self.node.input[i]}') is a sequence, not a tensor")
+        return self.type_of(value)
+
+    def type_of(self, value: Value) -> TensorType:
+        """The IR type of a tensor value (a narrow type's storage)."""
+        if value.items is not None:
+            raise self.error("a sequence where a tensor is expected")
         if value.array is not None:
             return tensor_type(value.array.shape, storage_dtype(value.array.dtype))
         assert value.ssa is not None

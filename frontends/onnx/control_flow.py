@@ -15,8 +15,8 @@ refused rather than unrolled.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -29,25 +29,14 @@ def _known_bool(b: Node, value: Value, what: str) -> bool:
     return bool(np.asarray(value.array).reshape(-1)[0])
 
 
-def _ssa(b: Node, value: Value) -> SSAValue:
-    if value.items is not None:
-        raise b.unsupported("a sequence as a scan output")
-    if value.ssa is None:
-        value.ssa = b.constant(value.array)
-    return value.ssa
-
-
 def _stack(b: Node, values: list[Value], axis: int) -> Value:
     """Values stacked on a new axis: a constant if all are known, else relay ops."""
     if all(v.array is not None and not v.is_param for v in values):
         return Value(array=np.stack([np.asarray(v.array) for v in values], axis=axis))
-    parts = [b.emit(relay.ExpandDimsOp(_ssa(b, v), axis=axis)) for v in values]
-    if len(parts) == 1:
-        return Value(ssa=parts[0])
-    return Value(ssa=b.emit(relay.ConcatenateOp(*parts, axis=axis)))
+    return Value(ssa=stack(b, [b.ssa(v) for v in values], axis))
 
 
-@onnx_op("If", since=1)
+@onnx_op("If", structured=True, since=1)
 def if_(b: Node) -> list[Value]:
     cond = np.asarray(b.const(0)).reshape(-1)
     if cond.size != 1:
@@ -56,7 +45,7 @@ def if_(b: Node) -> list[Value]:
     return b.importer.convert_graph(branch, {})
 
 
-@onnx_op("Loop", since=1)
+@onnx_op("Loop", structured=True, since=1)
 def loop(b: Node) -> list[Value]:
     body = b.attr("body")
     trip = int(np.asarray(b.const(0)).reshape(())) if b.has_input(0) else None
@@ -87,7 +76,7 @@ def loop(b: Node) -> list[Value]:
     return [*carried, *(_stack(b, scan, 0) for scan in scans)]
 
 
-@onnx_op("Scan", since=9)
+@onnx_op("Scan", structured=True, since=9)
 def scan(b: Node) -> list[Value]:
     body = b.attr("body")
     n_in = int(b.attr("num_scan_inputs"))
@@ -105,6 +94,8 @@ def scan(b: Node) -> list[Value]:
     (length,) = lengths
     if length > MAX_STEPS:
         raise b.unsupported(f"Scan of more than {MAX_STEPS} steps")
+    if length == 0:
+        raise b.unsupported("a Scan over an empty axis")
     states = [b.value(i) for i in range(n_state)]
     names = [v.name for v in body.input]
     scans: list[list[Value]] = [[] for _ in range(n_out)]
@@ -117,16 +108,10 @@ def scan(b: Node) -> list[Value]:
         states = outs[:n_state]
         for out, value in zip(scans, outs[n_state:]):
             out.append(value)
-    if length == 0:
-        raise b.unsupported("a Scan over an empty axis")
     results = []
     for j, values in enumerate(scans):
         if out_dirs[j]:
             values = values[::-1]
-        rank = (
-            len(np.shape(values[0].array))
-            if values[0].ssa is None
-            else len(_ssa(b, values[0]).type.get_shape())
-        )  # type: ignore[attr-defined]
+        rank = len(b.type_of(values[0]).get_shape())
         results.append(_stack(b, values, out_axes[j] % (rank + 1)))
     return [*states, *results]

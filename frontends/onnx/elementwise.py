@@ -10,8 +10,8 @@ import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type, narrow_dtype
-from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx import narrow
+from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
 

@@ -68,7 +68,7 @@ def _unbroadcast(b: Node, g: SSAValue, shape: tuple[int, ...]) -> SSAValue:
     return g if _shape(g) == shape else b.emit(relay.ReshapeOp(g, newshape=shape))
 
 
-@onnx_op("Gradient", since=1, domain=TRAINING)
+@onnx_op("Gradient", since=1, domain=TRAINING, structured=True)
 def gradient(b: Node) -> list[SSAValue | None]:
     xs, zs, y = list(b.attr("xs")), list(b.attr("zs", [])), b.attr("y")
     if list(b.node.input) != xs + zs:
@@ -88,10 +88,7 @@ def gradient(b: Node) -> list[SSAValue | None]:
     order = [n for n in b.importer.graph.node if id(n) in path]
 
     def value(name: str) -> SSAValue:
-        v = env[name]
-        if v.ssa is None:
-            v.ssa = b.constant(v.array)
-        return v.ssa
+        return b.ssa(env[name])
 
     seed = b.constant(np.ones((), dtype=numpy_dtype(value(y).type.element_type)))
     adjoint: dict[str, SSAValue] = {y: b.emit(relay.BroadcastToOp(seed, shape=_shape(value(y))))}

@@ -41,7 +41,7 @@ from xrelay.dialects.dtypes import (
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import emit_constant
 from xrelay.frontends.onnx.binder import Node, Value
-from xrelay.frontends.onnx.registry import lookup
+from xrelay.frontends.onnx.registry import STRUCTURED, lookup
 from xrelay.ir import verify_module
 from xrelay.signature import arg_attrs, res_attrs
 
@@ -217,7 +217,8 @@ class GraphImporter:
         narrow = {i: d for i, d in narrow.items() if d is not None}
         # CastLike reads only the type of its second input
         read = node.input[:1] if node.op_type == "CastLike" else node.input
-        fold = all(self.env[n].foldable for n in read if n) and node.op_type not in NO_FOLD
+        fold = all(self.env[n].foldable for n in read if n)
+        fold = fold and node.op_type not in NO_FOLD and node.op_type not in STRUCTURED
         fold = fold and any(n for n in node.input)
         fold = fold and (not narrow or node.op_type in NARROW_AWARE + NARROW_MOVES)
         widened_to = None
@@ -240,10 +241,9 @@ class GraphImporter:
             raise b.wrap(e) from None
         except Exception as e:  # noqa: BLE001 - a converter bug must still name the node
             raise b.wrap(e) from None
-        if widened_to is not None:
-            for name in node.input:
-                if name.endswith(" (as f32)"):
-                    self.env.pop(name, None)
+        if widened_to is not None:  # the decoded inputs were for this node only
+            for i in narrow:
+                self.env.pop(node.input[i], None)  # an input may be read twice
         for i, (name, result) in enumerate(zip(node.output, outs)):
             if not name or result is None:
                 continue

@@ -101,14 +101,6 @@ def format_values(fmt: FloatFormat) -> np.ndarray:
     return values.astype(np.float32)
 
 
-def float_format(dtype: np.dtype | None) -> FloatFormat | None:
-    return FORMATS.get(dtype.name) if dtype is not None else None
-
-
-def _const(b: Node, value: float, dtype: np.dtype | type) -> SSAValue:
-    return b.constant(np.asarray(value, dtype=dtype))
-
-
 def dtype_of(x: SSAValue) -> np.dtype:
     return numpy_dtype(x.type.element_type)  # type: ignore[attr-defined]
 
@@ -126,7 +118,7 @@ def decode(b: Node, x: SSAValue, dtype: np.dtype) -> SSAValue:
         raise b.unsupported(f"type {dtype.name}")
     if dtype.name == "bfloat16":
         wide = b.emit(relay.CastOp(x, dtype=element_type(np.uint32)))
-        high = b.emit(relay.LeftShiftOp(wide, _const(b, 16, np.uint32)))
+        high = b.emit(relay.LeftShiftOp(wide, b.constant(16, np.uint32)))
         return b.emit(relay.ReinterpretOp(high, dtype=element_type(np.float32)))
     index = b.emit(relay.CastOp(x, dtype=element_type(np.int32)))
     table = b.constant(format_values(fmt))
@@ -152,7 +144,7 @@ def encode(b: Node, x: SSAValue, dtype: np.dtype, saturate: bool) -> SSAValue:
     m = fmt.man_bits
 
     def c(value: float, dtype: np.dtype = it) -> SSAValue:
-        return _const(b, value, dtype)
+        return b.constant(value, dtype)
 
     def op(cls: type, *args: SSAValue) -> SSAValue:
         return b.emit(cls(*args))
@@ -202,10 +194,10 @@ def wrap_int(b: Node, x: SSAValue, dtype: np.dtype) -> SSAValue:
     bits = INT_BITS[dtype.name]
     value = _cast(b, x, np.int64)
     if dtype.name.startswith("u"):
-        value = b.emit(relay.BitwiseAndOp(value, _const(b, (1 << bits) - 1, np.int64)))
+        value = b.emit(relay.BitwiseAndOp(value, b.constant((1 << bits) - 1, np.int64)))
     else:
-        up = b.emit(relay.LeftShiftOp(value, _const(b, 64 - bits, np.int64)))
-        value = b.emit(relay.RightShiftOp(up, _const(b, 64 - bits, np.int64)))
+        up = b.emit(relay.LeftShiftOp(value, b.constant(64 - bits, np.int64)))
+        value = b.emit(relay.RightShiftOp(up, b.constant(64 - bits, np.int64)))
     return _cast(b, value, storage_dtype(dtype))
 
 
@@ -214,10 +206,8 @@ def cast(b: Node, x: SSAValue, src: np.dtype, to: np.dtype, saturate: bool = Tru
     narrow_src, narrow_to = narrow_dtype(src), narrow_dtype(to)
     if src == to:
         return x
-    if narrow_src is not None:
-        if keeps_bits(narrow_src):
-            x = decode(b, x, narrow_src)
-        src = dtype_of(x)
+    if narrow_src is not None and keeps_bits(narrow_src):
+        x = decode(b, x, narrow_src)
     if narrow_to is None:
         return _cast(b, x, to)
     if not keeps_bits(narrow_to):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -35,25 +36,33 @@ class Cell:
     """The weights of one direction and the emit helpers."""
 
     def __init__(self, b: Node, d: int, hidden: int, gates: int, acts: list[str]):
-        self.b, self.hidden, self.gates = b, hidden, gates
+        self.b, self.hidden = b, hidden
         index = b.constant(np.array(d, np.int64))
         pick = lambda i: b.emit(relay.TakeOp(b.input(i), index, axis=0))
         self.w, self.r = pick(1), pick(2)
+        # RNN and LSTM add both biases to every gate: one sum; GRU needs them per gate
         self.bias: SSAValue | None = None
+        self.wb: list[SSAValue] | None = None
+        self.rb: list[SSAValue] | None = None
         if b.has_input(3):
             wb, rb = b.emit(relay.SplitOp(pick(3), indices=[gates * hidden], axis=0)).results
-            self.bias = b.emit(relay.AddOp(wb, rb))
-            self.wb, self.rb = wb, rb
+            if b.op_type == "GRU":
+                self.wb, self.rb = self.split(wb, 3), self.split(rb, 3)
+            else:
+                self.bias = b.emit(relay.AddOp(wb, rb))
+        # GRU applies R per gate (its reset gate scales the state before R_h)
+        self.r_gates = self.split(self.r, 3, axis=0) if b.op_type == "GRU" else []
         self.peep = pick(7) if b.op_type == "LSTM" and b.has_input(7) else None
         self.acts: list[Callable[[SSAValue], SSAValue]] = [
             (lambda x, cls=ACTIVATIONS[a]: b.emit(cls(x))) for a in acts
         ]
 
-    def split(self, x: SSAValue, parts: int) -> list[SSAValue]:
+    def split(self, x: SSAValue, parts: int, axis: int = -1) -> list[SSAValue]:
+        """`x` as `parts` pieces of hidden_size along `axis` (the gates)."""
         if parts == 1:
             return [x]
         indices = [self.hidden * i for i in range(1, parts)]
-        return list(self.b.emit(relay.SplitOp(x, indices=indices, axis=-1)).results)
+        return list(self.b.emit(relay.SplitOp(x, indices=indices, axis=axis)).results)
 
     def dense(self, x: SSAValue, w: SSAValue) -> SSAValue:
         return self.b.emit(relay.DenseOp(x, w))
@@ -76,9 +85,8 @@ def _rnn_step(c: Cell, x: SSAValue, h: SSAValue, _state) -> tuple[SSAValue, None
 def _gru_step(c: Cell, x: SSAValue, h: SSAValue, _state) -> tuple[SSAValue, None]:
     b = c.b
     xz, xr, xh = c.split(c.dense(x, c.w), 3)
-    r_z, r_r, r_h = _rows(c, c.r, 3)
-    wb = c.split(c.wb, 3) if c.bias is not None else None
-    rb = c.split(c.rb, 3) if c.bias is not None else None
+    r_z, r_r, r_h = c.r_gates
+    wb, rb = c.wb, c.rb
 
     def biased(v: SSAValue, i: int) -> SSAValue:
         return c.add(v, wb[i], rb[i]) if wb is not None and rb is not None else v
@@ -100,12 +108,6 @@ def _gru_step(c: Cell, x: SSAValue, h: SSAValue, _state) -> tuple[SSAValue, None
     keep = c.mul(z, h)
     new = c.mul(b.emit(relay.SubtractOp(one, z)), candidate)
     return c.add(new, keep), None
-
-
-def _rows(c: Cell, w: SSAValue, parts: int) -> list[SSAValue]:
-    """A [parts * hidden, k] weight as `parts` weights of [hidden, k]."""
-    indices = [c.hidden * i for i in range(1, parts)]
-    return list(c.b.emit(relay.SplitOp(w, indices=indices, axis=0)).results)
 
 
 def _lstm_step(c: Cell, x: SSAValue, h: SSAValue, cell: SSAValue) -> tuple[SSAValue, SSAValue]:
@@ -134,11 +136,6 @@ def _initial(b: Node, i: int, d: int, batch: int, hidden: int, layout: int) -> S
     if layout:  # [batch, dirs, hidden]
         value = b.emit(relay.TransposeOp(value, axes=(1, 0, 2)))
     return b.emit(relay.TakeOp(value, b.constant(np.array(d, np.int64)), axis=0))
-
-
-def _stack(b: Node, xs: list[SSAValue], axis: int) -> SSAValue:
-    parts = [b.emit(relay.ExpandDimsOp(x, axis=axis)) for x in xs]
-    return parts[0] if len(parts) == 1 else b.emit(relay.ConcatenateOp(*parts, axis=axis))
 
 
 def recurrent(b: Node) -> list[SSAValue | None]:
@@ -181,11 +178,11 @@ def recurrent(b: Node) -> list[SSAValue | None]:
             xt = b.emit(relay.TakeOp(x, b.constant(np.array(t, np.int64)), axis=0))
             h, c = step(cell, xt, h, c)
             outs[t] = h
-        ys.append(_stack(b, outs, 0))
+        ys.append(stack(b, outs, 0))
         hs.append(h)
         cs.append(c)
-    y, y_h = _stack(b, ys, 1), _stack(b, hs, 0)
-    y_c = _stack(b, cs, 0) if b.op_type == "LSTM" else None
+    y, y_h = stack(b, ys, 1), stack(b, hs, 0)
+    y_c = stack(b, cs, 0) if b.op_type == "LSTM" else None
     if layout:
         y = b.emit(relay.TransposeOp(y, axes=(2, 0, 1, 3)))
         y_h = b.emit(relay.TransposeOp(y_h, axes=(1, 0, 2)))

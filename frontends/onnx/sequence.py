@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -24,31 +25,17 @@ def _position(b: Node, i: int, length: int, *, inserting: bool = False) -> int:
     return pos + length if pos < 0 else pos
 
 
-def _tensor(value: Value) -> SSAValue | np.ndarray:
-    """A sequence element as a converter result."""
-    if value.ssa is not None:
-        return value.ssa
-    assert value.array is not None
-    return value.array
-
-
-def _ssa(b: Node, value: Value) -> SSAValue:
-    if value.ssa is None:
-        value.ssa = b.constant(value.array)
-    return value.ssa
-
-
-@onnx_op("SequenceEmpty", since=11)
+@onnx_op("SequenceEmpty", since=11, structured=True)
 def sequence_empty(b: Node) -> Value:
     return Value(items=[])
 
 
-@onnx_op("SequenceConstruct", since=11)
+@onnx_op("SequenceConstruct", since=11, structured=True)
 def sequence_construct(b: Node) -> Value:
     return Value(items=[b.value(i) for i in range(b.n_inputs)])
 
 
-@onnx_op("SequenceInsert", since=11)
+@onnx_op("SequenceInsert", since=11, structured=True)
 def sequence_insert(b: Node) -> Value:
     items = list(b.sequence(0))
     pos = _position(b, 2, len(items), inserting=True) if b.has_input(2) else len(items)
@@ -56,7 +43,7 @@ def sequence_insert(b: Node) -> Value:
     return Value(items=items)
 
 
-@onnx_op("SequenceErase", since=11)
+@onnx_op("SequenceErase", since=11, structured=True)
 def sequence_erase(b: Node) -> Value:
     items = list(b.sequence(0))
     pos = _position(b, 1, len(items)) if b.has_input(1) else len(items) - 1
@@ -66,18 +53,18 @@ def sequence_erase(b: Node) -> Value:
     return Value(items=items)
 
 
-@onnx_op("SequenceAt", since=11)
-def sequence_at(b: Node) -> SSAValue | np.ndarray:
+@onnx_op("SequenceAt", since=11, structured=True)
+def sequence_at(b: Node) -> Value:
     items = b.sequence(0)
-    return _tensor(items[_position(b, 1, len(items))])
+    return items[_position(b, 1, len(items))]
 
 
-@onnx_op("SequenceLength", since=11)
+@onnx_op("SequenceLength", since=11, structured=True)
 def sequence_length(b: Node) -> np.ndarray:
     return np.array(len(b.sequence(0)), dtype=np.int64)
 
 
-@onnx_op("SplitToSequence", since=11)
+@onnx_op("SplitToSequence", since=11, structured=True)
 def split_to_sequence(b: Node) -> Value:
     """Pieces of input 0 along `axis`: of the given sizes, of one size (the last piece
     shorter), or of size 1 (squeezed away unless keepdims)."""
@@ -112,22 +99,25 @@ def split_to_sequence(b: Node) -> Value:
     return Value(items=[Value(ssa=p) for p in pieces])
 
 
-@onnx_op("ConcatFromSequence", since=11)
-def concat_from_sequence(b: Node) -> SSAValue:
-    """The elements joined along `axis`, or stacked on a new axis (`new_axis`)."""
+@onnx_op("ConcatFromSequence", since=11, structured=True)
+def concat_from_sequence(b: Node) -> SSAValue | np.ndarray:
+    """The elements joined along `axis`, or stacked on a new axis (`new_axis`); known
+    elements are joined at import."""
     items = b.sequence(0)
     if not items:
         raise b.error("concatenation of an empty sequence")
-    tensors = [_ssa(b, v) for v in items]
-    rank = len(tensors[0].type.get_shape())  # type: ignore[attr-defined]
     new_axis = bool(b.attr("new_axis", 0))
     axis = int(b.attr("axis"))
-    out_rank = rank + 1 if new_axis else rank
+    out_rank = len(b.type_of(items[0]).get_shape()) + new_axis
     if not -out_rank <= axis < out_rank:
         raise b.error(f"axis {axis} is out of range for rank {out_rank}")
     axis %= out_rank
+    if all(v.foldable for v in items):
+        join = np.stack if new_axis else np.concatenate
+        return join([v.array for v in items], axis=axis)
+    tensors = [b.ssa(v) for v in items]
     if new_axis:
-        tensors = [b.emit(relay.ExpandDimsOp(t, axis=axis)) for t in tensors]
+        return stack(b, tensors, axis)
     if len(tensors) == 1:
         return tensors[0]
     return b.emit(relay.ConcatenateOp(*tensors, axis=axis))

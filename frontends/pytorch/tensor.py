@@ -11,6 +11,7 @@ import torch
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.frontends.common import stack as stack_values
 from xrelay.frontends.pytorch.call import Call, np_dtype, torch_dtype
 from xrelay.frontends.pytorch.registry import aten_op
 
@@ -179,8 +180,7 @@ def stack(c: Call) -> SSAValue:
     dtype = _common_dtype(proxies)
     shape = list(proxies[0].type.get_shape())
     axis = _axis(c, c.int("dim", 0), len(shape) + 1)
-    parts = [reshape(c, c.cast(v, dtype), shape[:axis] + [1] + shape[axis:]) for v in proxies]
-    return parts[0] if len(parts) == 1 else c.emit(relay.ConcatenateOp(*parts, axis=axis))
+    return stack_values(c, [c.cast(v, dtype) for v in proxies], axis)
 
 
 def _slice(c: Call, x: SSAValue, axis: int, start: int, end: int, step: int) -> SSAValue:

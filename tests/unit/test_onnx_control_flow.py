@@ -143,3 +143,22 @@ def test_a_scalar_bfloat16_input():
     )
     (y,) = xrelay.build(*xrelay.from_onnx(m)).run(np.array(1.5, ml_dtypes.bfloat16))
     assert y.shape == () and y == 1.5
+
+
+def test_a_loop_of_constant_inputs_over_a_run_time_value():
+    """All of the Loop's own inputs are constants, but its body reads a graph input: the
+    Loop is not folded as a whole, its body's nodes are emitted per step."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["ci"], ["co"]), helper.make_node("Add", ["x", "x"], ["y"])],
+        "body",
+        [vi("i", I64, []), vi("ci", B, [])],
+        [vi("co", B, []), vi("y", F, [4])],
+    )
+    inits = [helper.make_tensor("trip", I64, [], [2]), helper.make_tensor("c", B, [], [True])]
+    m = model(
+        [helper.make_node("Loop", ["trip", "c"], ["ys"], body=body)],
+        [vi("x", F, [4])],
+        [vi("ys", F, None)],
+        inits,
+    )
+    check(m, {"x": np.arange(4, dtype=np.float32)})
