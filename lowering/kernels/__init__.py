@@ -1,0 +1,1 @@
+"""Runtime kernels written as LLVM IR text and linked into compiled models."""

@@ -1,0 +1,450 @@
+"""The f32 matrix-product runtime, written as LLVM IR text and linked into every compiled
+model that calls it.
+
+    void xr_sgemm(i64 M, i64 N, i64 K,
+                  ptr A, i64 rsa, i64 csa,      A[i, k] = A[i*rsa + k*csa]
+                  ptr B, i64 rsb, i64 csb,      B[k, j] = B[k*rsb + j*csb]
+                  ptr C, i64 ldc,               C[i, j] = C[i*ldc + j]   (written once)
+                  ptr srow, ptr trow,           per-row scale / shift (length M) or null
+                  ptr scol, ptr tcol,           per-column scale / shift (length N) or null
+                  ptr R, i64 ldr,               residual R[i*ldr + j] or null
+                  i64 relu)
+
+    C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
+
+The product is blocked BLIS-style: B is packed in KC x NC blocks of 16-column panels, A in
+MC x KC blocks of 6-row panels, and a 6x16 register-blocked micro-kernel (12 `<8 x float>`
+accumulators, broadcast-and-FMA per k) computes each tile; the epilogue (scale, shift,
+residual, relu) is applied in registers after the tile's last K block, so C is written once.
+Edge tiles go through a 6x16 scratch tile. With M <= 3 (matrix-vector shapes) nothing is
+packed: each output is a dot product along K, or rows of B are accumulated along N.
+
+Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
+16-column units, or along M in 6-row units when M has more tiles; products under
+PARALLEL_MIN multiply-adds run on the calling thread. Without libgomp everything is serial.
+"""
+
+from __future__ import annotations
+
+from xrelay.lowering.kernels.irtext import Writer
+
+MR, NR = 6, 16
+KC, MC, NC = 256, 144, 1024
+PARALLEL_MIN = 1 << 17  # multiply-adds
+
+NEG_INF = "0xFFF0000000000000"
+V8 = "<8 x float>"
+
+PARAMS = [
+    ("i64", "%M"), ("i64", "%N"), ("i64", "%K"),
+    ("ptr", "%a"), ("i64", "%rsa"), ("i64", "%csa"),
+    ("ptr", "%b"), ("i64", "%rsb"), ("i64", "%csb"),
+    ("ptr", "%c"), ("i64", "%ldc"),
+    ("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol"),
+    ("ptr", "%res"), ("i64", "%ldr"), ("i64", "%relu"),
+]  # fmt: skip
+ARGS = ", ".join(f"{t} {n}" for t, n in PARAMS)
+SIGNATURE = ", ".join(t for t, _ in PARAMS)
+
+EPILOGUE = [("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol"),
+            ("ptr", "%res"), ("i64", "%ldr"), ("float", "%lo")]  # fmt: skip
+
+HEADER = """
+declare float @llvm.fma.f32(float, float, float)
+declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare float @llvm.maximum.f32(float, float)
+declare <8 x float> @llvm.maximum.v8f32(<8 x float>, <8 x float>)
+declare float @llvm.vector.reduce.fadd.v8f32(float, <8 x float>)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+declare ptr @aligned_alloc(i64, i64)
+declare void @free(ptr)
+@xr_ones = internal constant [16 x float] [{ones}], align 64
+@xr_zeros = internal constant [16 x float] zeroinitializer, align 64
+""".format(ones=", ".join(["float 1.0"] * 16))
+
+
+def splat(w: Writer, scalar: str) -> str:
+    v = w.op(f"insertelement {V8} poison, float {scalar}, i64 0")
+    return w.op(f"shufflevector {V8} {v}, {V8} poison, <8 x i32> zeroinitializer")
+
+
+def load8(w: Writer, ptr: str, align: int = 4) -> str:
+    return w.op(f"load {V8}, ptr {ptr}, align {align}")
+
+
+def micro_kernel(w: Writer) -> None:
+    """xr_ukr: C[6x16] (+)= Ap[kc x 6] panel times Bp[kc x 16] panel, then the epilogue
+    when %epi != 0. kc >= 1."""
+    params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
+              ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
+    with w.function("void", "@xr_ukr", params):
+        accs = [[w.var(V8, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
+        with w.loop("k", "0", "%kc") as k:
+            bp = w.gep("%bp", w.mul(k, str(NR)))
+            b = [load8(w, bp, 32), load8(w, w.gep(bp, "8"), 32)]
+            ap = w.gep("%ap", w.mul(k, str(MR)))
+            for r in range(MR):
+                a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"))
+                for j in range(2):
+                    cur = w.get(accs[r][j])
+                    w.set(accs[r][j], w.op(f"call {V8} @llvm.fma.v8f32({V8} {a}, {V8} {b[j]}, {V8} {cur})"))
+        rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(MR)]
+        with w.if_(w.op("icmp ne i64 %acc, 0")):
+            for r in range(MR):
+                for j in range(2):
+                    old = load8(w, w.gep(rows[r], str(8 * j)))
+                    w.set(accs[r][j], w.op(f"fadd {V8} {w.get(accs[r][j])}, {old}"))
+        with w.if_(w.op("icmp ne i64 %epi, 0")):
+            lo = splat(w, "%lo")
+            scol = [load8(w, w.gep("%scol", str(8 * j))) for j in range(2)]
+            tcol = [load8(w, w.gep("%tcol", str(8 * j))) for j in range(2)]
+            for r in range(MR):
+                s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"))
+                t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"))
+                res_row = w.gep("%res", w.mul(str(r), "%ldr"))
+                for j in range(2):
+                    v = w.op(f"fmul {V8} {w.get(accs[r][j])}, {s}")
+                    v = w.op(f"fmul {V8} {v}, {scol[j]}")
+                    v = w.op(f"fadd {V8} {v}, {t}")
+                    v = w.op(f"fadd {V8} {v}, {tcol[j]}")
+                    v = w.op(f"fadd {V8} {v}, {load8(w, w.gep(res_row, str(8 * j)))}")
+                    v = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {v}, {V8} {lo})")
+                    w.set(accs[r][j], v)
+        for r in range(MR):
+            for j in range(2):
+                w.do(f"store {V8} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(8 * j))}, align 4")
+
+
+def scalar_epilogue(w: Writer, v: str, i: str, j: str) -> str:
+    """v * srow[i] * scol[j] + trow[i] + tcol[j] + res[i*ldr + j], then max with %lo."""
+
+    def at(ptr: str, index: str) -> str:
+        return w.op(f"load float, ptr {w.gep(ptr, index)}")
+
+    v = w.op(f"fmul float {v}, {at('%srow', i)}")
+    v = w.op(f"fmul float {v}, {at('%scol', j)}")
+    v = w.op(f"fadd float {v}, {at('%trow', i)}")
+    v = w.op(f"fadd float {v}, {at('%tcol', j)}")
+    v = w.op(f"fadd float {v}, {at('%res', w.add(w.mul(i, '%ldr'), j))}")
+    return w.op(f"call float @llvm.maximum.f32(float {v}, float %lo)")
+
+
+def edge_tile(w: Writer) -> None:
+    """xr_edge: copy the valid mr x nr part of a 6x16 scratch tile into C, adding C's
+    partial sums (%acc) and applying the epilogue (%epi)."""
+    params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
+              ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
+    with w.function("void", "@xr_edge", params):
+        acc = w.op("icmp ne i64 %acc, 0")
+        epi = w.op("icmp ne i64 %epi, 0")
+        with w.loop("i", "0", "%mr") as i, w.loop("j", "0", "%nr") as j:
+            cp = w.gep("%c", w.add(w.mul(i, "%ldc"), j))
+            v = w.var("float", w.op(f"load float, ptr {w.gep('%t', w.add(w.mul(i, str(NR)), j))}"))
+            with w.if_(acc):
+                w.set(v, w.op(f"fadd float {w.get(v)}, {w.op(f'load float, ptr {cp}')}"))
+            with w.if_(epi):
+                w.set(v, scalar_epilogue(w, w.get(v), i, j))
+            w.do(f"store float {w.get(v)}, ptr {cp}")
+
+
+def pack(w: Writer, name: str, width: int) -> None:
+    """Pack an `rows x kc` block (element (r, k) at src[r*rs + k*cs]) into panels of `width`
+    rows: panel p holds, for each k, `width` consecutive values (zero past the last row).
+    Reads run along whichever of r and k has unit stride."""
+    params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"), ("i64", "%kc"),
+              ("ptr", "%dst")]  # fmt: skip
+    with w.function("void", name, params):
+        last = w.sub("%rows", "1")
+        unit_k = w.op("icmp eq i64 %cs, 1")
+        unit_r = w.op("icmp eq i64 %rs, 1")
+        with w.loop("p", "0", "%rows", str(width)) as p:
+            dst = w.gep("%dst", w.mul(p, "%kc"))
+            full = w.op(f"icmp sle i64 {w.add(p, str(width))}, %rows")
+            then, other, join = w.if_else(w.op(f"and i1 {full}, {unit_r}"), "vec")
+            w.block(then)  # a full panel whose rows are contiguous: vector copies along k
+            with w.loop("k", "0", "%kc") as k:
+                src = w.gep("%src", w.add(p, w.mul(k, "%cs")))
+                d = w.gep(dst, w.mul(k, str(width)))
+                for h in range(0, width, 8):
+                    if width - h >= 8:
+                        w.do(f"store {V8} {load8(w, w.gep(src, str(h)))}, ptr {w.gep(d, str(h))}, align 4")
+                    else:
+                        for q in range(h, width):
+                            x = w.op(f"load float, ptr {w.gep(src, str(q))}")
+                            w.do(f"store float {x}, ptr {w.gep(d, str(q))}")
+            w.br(join)
+            w.block(other)
+            for q in range(width):  # r outer when k has unit stride: contiguous reads
+                r = w.add(p, str(q))
+                inside = w.op(f"icmp slt i64 {r}, %rows")
+                row = w.gep("%src", w.mul(w.op(f"call i64 @llvm.smin.i64(i64 {r}, i64 {last})"), "%rs"))
+                with w.loop("k", "0", "%kc") as k:
+                    step = w.op(f"select i1 {unit_k}, i64 {k}, i64 {w.mul(k, '%cs')}")
+                    x = w.op(f"load float, ptr {w.gep(row, step)}")
+                    x = w.op(f"select i1 {inside}, float {x}, float 0.0")
+                    w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
+            w.br(join)
+            w.block(join)
+
+
+def _offset_or_null(w: Writer, ptr: str, index: str) -> str:
+    isnull = w.op(f"icmp eq ptr {ptr}, null")
+    return w.op(f"select i1 {isnull}, ptr null, ptr {w.op(f'getelementptr float, ptr {ptr}, i64 {index}')}")
+
+
+class Epilogue:
+    """The epilogue pointers with nulls replaced by identities (ones, zeros), so that the
+    kernels always read them; per-tile pointers advance only where the pointer was real."""
+
+    def __init__(self, w: Writer) -> None:
+        self.w = w
+        self.parts = {}
+        for name, identity in (("srow", "@xr_ones"), ("trow", "@xr_zeros"), ("scol", "@xr_ones"),
+                               ("tcol", "@xr_zeros"), ("res", "@xr_zeros")):  # fmt: skip
+            isnull = w.op(f"icmp eq ptr %{name}, null")
+            base = w.op(f"select i1 {isnull}, ptr {identity}, ptr %{name}")
+            step = w.op(f"select i1 {isnull}, i64 0, i64 1")
+            self.parts[name] = (base, step)
+        self.ldr = w.op(f"select i1 {w.op('icmp eq ptr %res, null')}, i64 0, i64 %ldr")
+        relu = w.op("icmp ne i64 %relu, 0")
+        self.lo = w.op(f"select i1 {relu}, float 0.0, float {NEG_INF}")
+
+    def at(self, i: str, j: str) -> str:
+        """The epilogue arguments for the tile whose first element is C[i, j]."""
+        w = self.w
+        out = []
+        for name, index in (("srow", i), ("trow", i), ("scol", j), ("tcol", j)):
+            base, step = self.parts[name]
+            out.append(f"ptr {w.gep(base, w.mul(index, step))}")
+        base, step = self.parts["res"]
+        out.append(f"ptr {w.gep(base, w.mul(w.add(w.mul(i, self.ldr), j), step))}")
+        out += [f"i64 {self.ldr}", f"float {self.lo}"]
+        return ", ".join(out)
+
+
+IDENTITY_EPILOGUE = (
+    "ptr @xr_ones, ptr @xr_zeros, ptr @xr_ones, ptr @xr_zeros, ptr @xr_zeros, i64 0, "
+    f"float {NEG_INF}"
+)
+
+
+def gemm_serial(w: Writer) -> None:
+    with w.function("void", "@xr_gemm_serial", PARAMS):
+        ep = Epilogue(w)
+        ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
+        bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC * 4})")
+        tmp = w.op(f"alloca [{MR * NR} x float], align 32")
+        with w.loop("jc", "0", "%N", str(NC)) as jc:
+            nc = w.min(str(NC), w.sub("%N", jc))
+            with w.loop("pc", "0", "%K", str(KC)) as pc:
+                kc = w.min(str(KC), w.sub("%K", pc))
+                acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
+                epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pc, kc)}, %K')} to i64")
+                bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
+                # B's panels are its columns: "rows" of the packed block are j, stride csb
+                w.do(f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})")
+                with w.loop("ic", "0", "%M", str(MC)) as ic:
+                    mc = w.min(str(MC), w.sub("%M", ic))
+                    asrc = w.gep("%a", w.add(w.mul(ic, "%rsa"), w.mul(pc, "%csa")))
+                    w.do(f"call void @xr_pack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {kc}, ptr {ap})")
+                    with w.loop("jr", "0", nc, str(NR)) as jr:
+                        nr = w.min(str(NR), w.sub(nc, jr))
+                        bpp = w.gep(bp, w.mul(jr, kc))
+                        with w.loop("ir", "0", mc, str(MR)) as ir:
+                            mr = w.min(str(MR), w.sub(mc, ir))
+                            app = w.gep(ap, w.mul(ir, kc))
+                            i0, j0 = w.add(ic, ir), w.add(jc, jr)
+                            ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
+                            args = ep.at(i0, j0)
+                            full = w.op(f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nr}, {NR}')}")
+                            then, other, join = w.if_else(full, "full")
+                            w.block(then)
+                            w.do(f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {args})")
+                            w.br(join)
+                            w.block(other)
+                            w.do(f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {NR}, i64 0, i64 0, {IDENTITY_EPILOGUE})")
+                            w.do(f"call void @xr_edge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nr}, i64 {acc}, i64 {epi}, {args})")
+                            w.br(join)
+                            w.block(join)
+        w.do(f"call void @free(ptr {ap})")
+        w.do(f"call void @free(ptr {bp})")
+
+
+def gemv(w: Writer) -> None:
+    """Few rows: no packing. With B's columns contiguous (rsb == 1), each C[i, j] is a dot
+    product along K; otherwise C's row accumulates a[i, k] * B[k, :] over k."""
+    with w.function("void", "@xr_gemv", PARAMS):
+        ep = Epilogue(w)
+        w.do("br label %choose")
+        w.block("choose")
+        dots = w.op("icmp eq i64 %rsb, 1")
+        then, other, join = w.if_else(dots, "dots")
+        w.block(then)
+        k8 = w.mul(w.op("sdiv i64 %K, 8"), "8")
+        with w.loop("i", "0", "%M") as i, w.loop("j", "0", "%N") as j:
+            arow = w.gep("%a", w.mul(i, "%rsa"))
+            bcol = w.gep("%b", w.mul(j, "%csb"))
+            vacc = [w.var(V8, "zeroinitializer", "d") for _ in range(1)]
+            unit = w.op("icmp eq i64 %csa, 1")
+            with w.if_(unit):
+                with w.loop("k", "0", k8, "8") as k:
+                    x = load8(w, w.gep(arow, k))
+                    y = load8(w, w.gep(bcol, k))
+                    w.set(vacc[0], w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc[0])})"))
+            s = w.var("float", w.op(f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc[0])})"))
+            start = w.op(f"select i1 {unit}, i64 {k8}, i64 0")
+            with w.loop("k", start, "%K") as k:
+                x = w.op(f"load float, ptr {w.gep(arow, w.mul(k, '%csa'))}")
+                y = w.op(f"load float, ptr {w.gep(bcol, k)}")
+                w.set(s, w.op(f"call float @llvm.fma.f32(float {x}, float {y}, float {w.get(s)})"))
+            v = scalar_epilogue_at(w, ep, w.get(s), i, j)
+            w.do(f"store float {v}, ptr {w.gep('%c', w.add(w.mul(i, '%ldc'), j))}")
+        w.br(join)
+        w.block(other)
+        n8 = w.mul(w.op("sdiv i64 %N, 8"), "8")
+        unitn = w.op("icmp eq i64 %csb, 1")
+        with w.loop("i", "0", "%M") as i:
+            crow = w.gep("%c", w.mul(i, "%ldc"))
+            with w.loop("j", "0", "%N") as j:
+                w.do(f"store float 0.0, ptr {w.gep(crow, j)}")
+            with w.loop("k", "0", "%K") as k:
+                a = w.op(f"load float, ptr {w.gep('%a', w.add(w.mul(i, '%rsa'), w.mul(k, '%csa')))}")
+                brow = w.gep("%b", w.mul(k, "%rsb"))
+                with w.if_(unitn):
+                    va = splat(w, a)
+                    with w.loop("j", "0", n8, "8") as j:
+                        cp = w.gep(crow, j)
+                        w.do(f"store {V8} {w.op(f'call {V8} @llvm.fma.v8f32({V8} {va}, {V8} {load8(w, w.gep(brow, j))}, {V8} {load8(w, cp)})')}, ptr {cp}, align 4")
+                start = w.op(f"select i1 {unitn}, i64 {n8}, i64 0")
+                with w.loop("j", start, "%N") as j:
+                    cp = w.gep(crow, j)
+                    y = w.op(f"load float, ptr {w.gep(brow, w.mul(j, '%csb'))}")
+                    old = w.op(f"load float, ptr {cp}")
+                    new = w.op(f"call float @llvm.fma.f32(float {a}, float {y}, float {old})")
+                    w.do(f"store float {new}, ptr {cp}")
+            with w.loop("j", "0", "%N") as j:
+                cp = w.gep(crow, j)
+                w.do(f"store float {scalar_epilogue_at(w, ep, w.op(f'load float, ptr {cp}'), i, j)}, ptr {cp}")
+        w.br(join)
+        w.block(join)
+
+
+def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
+    """The epilogue of C[i, j] from the whole-matrix pointers of `ep`."""
+
+    def at(name: str, index: str) -> str:
+        base, step = ep.parts[name]
+        return w.op(f"load float, ptr {w.gep(base, w.mul(index, step))}")
+
+    v = w.op(f"fmul float {v}, {at('srow', i)}")
+    v = w.op(f"fmul float {v}, {at('scol', j)}")
+    v = w.op(f"fadd float {v}, {at('trow', i)}")
+    v = w.op(f"fadd float {v}, {at('tcol', j)}")
+    v = w.op(f"fadd float {v}, {at('res', w.add(w.mul(i, ep.ldr), j))}")
+    return w.op(f"call float @llvm.maximum.f32(float {v}, float {ep.lo})")
+
+
+def serial_entry(w: Writer) -> None:
+    """xr_gemm_part: gemv for M <= 3, the packed product otherwise."""
+    with w.function("void", "@xr_gemm_part", PARAMS):
+        names = ", ".join(f"{t} {n}" for t, n in PARAMS)
+        then, other, join = w.if_else(w.op("icmp sle i64 %M, 3"), "few")
+        w.block(then)
+        w.do(f"call void @xr_gemv({names})")
+        w.br(join)
+        w.block(other)
+        w.do(f"call void @xr_gemm_serial({names})")
+        w.br(join)
+        w.block(join)
+
+
+def parallel_entry(w: Writer, threads: bool) -> None:
+    """xr_sgemm: split over the thread pool (or run serially)."""
+    n = len(PARAMS)
+    names = ", ".join(f"{t} {name}" for t, name in PARAMS)
+    if threads:
+        with w.function("void", "@xr_sgemm_worker", [("ptr", "%ctx")]):
+            vals = {}
+            for k, (t, name) in enumerate(PARAMS):
+                slot = w.gep("%ctx", str(k), "i64")
+                raw = w.op(f"load i64, ptr {slot}")
+                vals[name] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
+            tid = w.op(f"sext i32 {w.op('call i32 @omp_get_thread_num()')} to i64")
+            nt = w.op(f"sext i32 {w.op('call i32 @omp_get_num_threads()')} to i64")
+            split_m = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
+            unit = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {MR}, i64 {NR}")
+            total = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {vals['%M']}, i64 {vals['%N']}")
+            tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
+            per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
+            lo = w.min(w.mul(tid, per), total)
+            hi = w.min(w.add(lo, per), total)
+            count = w.sub(hi, lo)
+            with w.if_(w.op(f"icmp sgt i64 {count}, 0")):
+                then, other, join = w.if_else(w.op(f"icmp ne i64 {split_m}, 0"), "bym")
+                for block, by_m in ((then, True), (other, False)):
+                    w.block(block)
+                    v = dict(vals)
+                    if by_m:
+                        v["%M"] = count
+                        v["%a"] = w.gep(vals["%a"], w.mul(lo, vals["%rsa"]))
+                        v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]))
+                        v["%srow"] = _offset_or_null(w, vals["%srow"], lo)
+                        v["%trow"] = _offset_or_null(w, vals["%trow"], lo)
+                        v["%res"] = _offset_or_null(w, vals["%res"], w.mul(lo, vals["%ldr"]))
+                    else:
+                        v["%N"] = count
+                        v["%b"] = w.gep(vals["%b"], w.mul(lo, vals["%csb"]))
+                        v["%c"] = w.gep(vals["%c"], lo)
+                        v["%scol"] = _offset_or_null(w, vals["%scol"], lo)
+                        v["%tcol"] = _offset_or_null(w, vals["%tcol"], lo)
+                        v["%res"] = _offset_or_null(w, vals["%res"], lo)
+                    args = ", ".join(f"{t} {v[name]}" for t, name in PARAMS)
+                    w.do(f"call void @xr_gemm_part({args})")
+                    w.br(join)
+                w.block(join)
+    with w.function("void", "@xr_sgemm", PARAMS, linkage="dso_local"):
+        if not threads:
+            w.do(f"call void @xr_gemm_part({names})")
+        else:
+            macs = w.mul(w.mul("%M", "%N"), "%K")
+            threads_now = w.op(f"sext i32 {w.op('load i32, ptr @xr_num_threads')} to i64")
+            small = w.op(f"icmp slt i64 {macs}, {PARALLEL_MIN}")
+            serial = w.op(f"or i1 {small}, {w.op(f'icmp sle i64 {threads_now}, 1')}")
+            then, other, join = w.if_else(serial, "serial")
+            w.block(then)
+            w.do(f"call void @xr_gemm_part({names})")
+            w.br(join)
+            w.block(other)
+            ctx = w.op(f"alloca [{n + 1} x i64], align 8")
+            for k, (t, name) in enumerate(PARAMS):
+                raw = name if t == "i64" else w.op(f"ptrtoint ptr {name} to i64")
+                w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
+            # split M when it has more tiles than N (and matrix-vector shapes never)
+            mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
+            nt = w.op(f"sdiv i64 {w.add('%N', str(NR - 1))}, {NR}")
+            by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {nt}')}, {w.op('icmp sgt i64 %M, 3')}")
+            w.do(f"store i64 {w.op(f'zext i1 {by_m} to i64')}, ptr {w.gep(ctx, str(n), 'i64')}")
+            w.do(f"call void @GOMP_parallel(ptr @xr_sgemm_worker, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)")
+            w.br(join)
+            w.block(join)
+
+
+def runtime_ir(threads: bool) -> str:
+    """The whole runtime module: `xr_sgemm` and its helpers."""
+    w = Writer()
+    w.lines.append(HEADER)
+    if threads:
+        w.lines.append("declare void @GOMP_parallel(ptr, ptr, i32, i32)")
+        w.lines.append("declare i32 @omp_get_thread_num()")
+        w.lines.append("declare i32 @omp_get_num_threads()")
+    w.lines.append("@xr_num_threads = dso_local global i32 1, align 4")
+    micro_kernel(w)
+    edge_tile(w)
+    pack(w, "@xr_pack_a", MR)
+    pack(w, "@xr_pack_b", NR)
+    gemm_serial(w)
+    gemv(w)
+    serial_entry(w)
+    parallel_entry(w, threads)
+    return w.text()

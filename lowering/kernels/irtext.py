@@ -1,0 +1,129 @@
+"""A small writer of textual LLVM IR for the runtime kernels.
+
+Mutable variables live in allocas (`var`/`get`/`set`); LLVM's SROA turns them into SSA
+values at O3, so loops are written as structured code:
+
+    w = Writer()
+    with w.function("void", "@f", [("i64", "%n"), ("ptr", "%p")]):
+        with w.loop("i", "0", "%n") as i:
+            ...
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._ids = itertools.count()
+        self._allocas: list[str] = []
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def fresh(self, stem: str = "t") -> str:
+        return f"%{stem}.{next(self._ids)}"
+
+    def label(self, stem: str) -> str:
+        return f"{stem}.{next(self._ids)}"
+
+    def op(self, text: str, stem: str = "t") -> str:
+        """Emit `%x = text`, return %x."""
+        name = self.fresh(stem)
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def do(self, text: str) -> None:
+        self.lines.append(f"  {text}")
+
+    def block(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+
+    def br(self, label: str) -> None:
+        self.do(f"br label %{label}")
+
+    @contextmanager
+    def function(
+        self, ret: str, name: str, params: list[tuple[str, str]], linkage: str = "internal"
+    ) -> Iterator[None]:
+        args = ", ".join(f"{t} {n}" for t, n in params)
+        self.lines.append(f"define {linkage} {ret} {name}({args}) nounwind {{")
+        self.lines.append("entry:")
+        start = len(self.lines)
+        self._allocas = []
+        yield
+        self.lines.append(f"  ret {ret}" if ret == "void" else "")
+        self.lines.append("}")
+        self.lines[start:start] = self._allocas  # allocas first, in the entry block
+
+    # --- variables ----------------------------------------------------------------------
+
+    def var(self, ty: str, init: str, stem: str = "v") -> tuple[str, str]:
+        slot = self.fresh(stem + ".slot")
+        self._allocas.append(f"  {slot} = alloca {ty}, align 32")
+        self.do(f"store {ty} {init}, ptr {slot}")
+        return slot, ty
+
+    def get(self, v: tuple[str, str]) -> str:
+        slot, ty = v
+        return self.op(f"load {ty}, ptr {slot}")
+
+    def set(self, v: tuple[str, str], value: str) -> None:
+        slot, ty = v
+        self.do(f"store {ty} {value}, ptr {slot}")
+
+    # --- arithmetic on i64 --------------------------------------------------------------
+
+    def add(self, a: str, b: str) -> str:
+        return self.op(f"add i64 {a}, {b}")
+
+    def sub(self, a: str, b: str) -> str:
+        return self.op(f"sub i64 {a}, {b}")
+
+    def mul(self, a: str, b: str) -> str:
+        return self.op(f"mul i64 {a}, {b}")
+
+    def min(self, a: str, b: str) -> str:
+        return self.op(f"call i64 @llvm.smin.i64(i64 {a}, i64 {b})")
+
+    def lt(self, a: str, b: str) -> str:
+        return self.op(f"icmp slt i64 {a}, {b}")
+
+    def gep(self, ptr: str, index: str, elem: str = "float") -> str:
+        return self.op(f"getelementptr {elem}, ptr {ptr}, i64 {index}", "p")
+
+    # --- control flow -------------------------------------------------------------------
+
+    @contextmanager
+    def loop(self, stem: str, lo: str, hi: str, step: str = "1") -> Iterator[str]:
+        """for (i = lo; i < hi; i += step); yields the loaded induction value."""
+        counter = self.var("i64", lo, stem)
+        head, body, done = self.label(stem + ".head"), self.label(stem + ".body"), self.label(stem + ".done")
+        self.br(head)
+        self.block(head)
+        i = self.get(counter)
+        self.do(f"br i1 {self.lt(i, hi)}, label %{body}, label %{done}")
+        self.block(body)
+        yield i
+        self.set(counter, self.add(i, step))
+        self.br(head)
+        self.block(done)
+
+    @contextmanager
+    def if_(self, cond: str, stem: str = "if") -> Iterator[None]:
+        then, join = self.label(stem + ".then"), self.label(stem + ".join")
+        self.do(f"br i1 {cond}, label %{then}, label %{join}")
+        self.block(then)
+        yield
+        self.br(join)
+        self.block(join)
+
+    def if_else(self, cond: str, stem: str = "if") -> tuple[str, str, str]:
+        """Labels (then, else, join) after branching on cond; the caller emits the blocks."""
+        then, other, join = (self.label(stem + s) for s in (".then", ".else", ".join"))
+        self.do(f"br i1 {cond}, label %{then}, label %{other}")
+        return then, other, join
