@@ -5,7 +5,10 @@
 Per model (each in its own process, so peak memory is the model's own): build it, compile it
 with xrelay (timed), check that xrelay and onnxruntime agree, then time both with 2 threads
 (onnxruntime intra-op threads; xrelay runs what it generates), warm-up first, alternating the
-two systems until each has at least `--runs` runs and `--seconds` seconds. Reports xrelay and
+two systems in turns until each has at least `--runs` runs and `--seconds` seconds. Each
+turn first runs its system untimed for `--settle` seconds: both systems' worker threads
+(onnxruntime's pool, libgomp's) spin for tens of milliseconds after a run, which would
+otherwise slow the other system's next runs (measured: 2-4x on the MLP). Reports xrelay and
 onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machine's 480
 GFLOP/s peak, compile time and peak memory, then the geometric mean of the ratios.
 """
@@ -26,7 +29,7 @@ PEAK_GFLOPS = 480.0
 HERE = Path(__file__).resolve().parent
 
 
-def measure(name: str, runs: int, seconds: float, cache: Path) -> dict:
+def measure(name: str, runs: int, seconds: float, cache: Path, settle: float) -> dict:
     import numpy as np
     import onnxruntime as ort
 
@@ -60,9 +63,15 @@ def measure(name: str, runs: int, seconds: float, cache: Path) -> dict:
         fn()  # warm-up
     while any(len(t) < runs or sum(t) < seconds for t in times.values()):
         for system, fn in calls.items():
-            t0 = time.perf_counter()
-            fn()
-            times[system].append(time.perf_counter() - t0)
+            start = time.perf_counter()
+            while time.perf_counter() - start < settle:  # untimed: the other system's threads park
+                fn()
+            turn: list[float] = []
+            while len(turn) < 3 or sum(turn) < seconds / 4:
+                t0 = time.perf_counter()
+                fn()
+                turn.append(time.perf_counter() - t0)
+            times[system] += turn
     med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
     return {
         "model": name,
@@ -87,12 +96,13 @@ def main() -> int:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--settle", type=float, default=0.2, help="untimed seconds per turn")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.runs, args.seconds, args.cache)))
+        print(json.dumps(measure(args.one, args.runs, args.seconds, args.cache, args.settle)))
         return 0
     rows = []
     header = f"{'model':<13}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
@@ -109,6 +119,8 @@ def main() -> int:
             str(args.seconds),
             "--cache",
             str(args.cache),
+            "--settle",
+            str(args.settle),
         ]
         done = subprocess.run(
             cmd,

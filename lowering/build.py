@@ -12,7 +12,8 @@ from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.external import compile_external
 from xrelay.lowering.hoist_constants import hoist_constants
-from xrelay.lowering.jit import Library, llvm_ir
+from xrelay.lowering.jit import Library, llvm_ir, threads_available
+from xrelay.lowering.kernels.wrappers import kernels_ir
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import FunctionSignature, main_function
 
@@ -38,8 +39,10 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     inputs = {a.name: a for a in signature.inputs}
     args = tuple(a if a.is_param else inputs.get(a.name, a) for a in hoisted.args)
     signature = replace(hoisted, args=args, result_dtypes=signature.result_dtypes)
-    times |= lower(work, start_after="inline-calls")
+    times |= lower(work, start_after="inline-calls", stop_after="select-kernels")
+    runtime = kernels_ir(work, threads_available())
+    times |= lower(work, start_after="select-kernels")
     start = time.perf_counter()
     text = llvm_ir(work)
     times["llvm-ir"] = time.perf_counter() - start
-    return Library(text, signature, params, times, externals)
+    return Library(text, signature, params, times, externals, runtime)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -23,10 +24,11 @@ from xrelay.errors import Error
 from xrelay.signature import FunctionSignature, check_inputs
 
 _initialized = False
+_gomp = False
 
 
 def _init() -> None:
-    global _initialized
+    global _initialized, _gomp
     if _initialized:
         return
     llvm.initialize_native_target()
@@ -34,7 +36,30 @@ def _init() -> None:
     libm = ctypes.util.find_library("m")
     if libm:
         llvm.load_library_permanently(libm)
+    try:  # libgomp's thread pool runs the runtime GEMM on several cores
+        llvm.load_library_permanently(ctypes.util.find_library("gomp") or "libgomp.so.1")
+        _gomp = True
+    except RuntimeError:
+        _gomp = False
     _initialized = True
+
+
+def threads_available() -> bool:
+    """Can compiled code use a thread pool (libgomp found)?"""
+    _init()
+    return _gomp
+
+
+def num_threads() -> int:
+    """Threads for the runtime kernels: XRELAY_NUM_THREADS, else the CPUs this process may
+    run on."""
+    value = os.environ.get("XRELAY_NUM_THREADS", "")
+    if value.strip():
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise Error(f"XRELAY_NUM_THREADS must be an integer, not '{value}'") from None
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 def target_machine() -> llvm.TargetMachine:
@@ -60,6 +85,7 @@ class Library:
         params: Mapping[str, np.ndarray],
         times: dict[str, float] | None = None,
         externals: Mapping[str, Any] | None = None,
+        runtime: str | None = None,
     ) -> None:
         self.signature = signature
         # external kernels (partitioned functions compiled by a target's codegen) must stay
@@ -71,6 +97,10 @@ class Library:
         self.target_machine = target_machine()
         self.module = llvm.parse_assembly(ir_text)
         self.module.verify()
+        if runtime is not None:  # the runtime kernels (lowering/kernels) the module calls
+            kernels = llvm.parse_assembly(runtime)
+            kernels.verify()
+            self.module.link_in(kernels)
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         # full unrolling of the many constant-trip loops costs minutes of compile time
         tuning.loop_unrolling = False
@@ -83,6 +113,9 @@ class Library:
             llvm.add_symbol(symbol, code.address)
         self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)
         self.engine.finalize_object()
+        if runtime is not None:
+            slot = self.engine.get_global_value_address("xr_num_threads")
+            ctypes.c_int32.from_address(slot).value = num_threads()
         address = self.engine.get_function_address("main")
         if not address:
             raise Error("the compiled module has no main function")

@@ -3,6 +3,7 @@
     fuse-composites   conv composites -> one fused loop nest each (output written once)
     inline-calls      other composite / partition functions inlined back into @main
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
+    select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
@@ -38,6 +39,7 @@ from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
+from xrelay.lowering.select_kernels import SelectKernels
 from xrelay.lowering.to_llvm import ToLLVM
 
 # Order matters: conv composites become fused loop nests while their boundaries are still
@@ -49,6 +51,7 @@ STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
     ("fuse-composites", FuseComposites),
     ("inline-calls", InlineCalls),
     ("qnn-legalize", QnnLegalize),
+    ("select-kernels", SelectKernels),
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),

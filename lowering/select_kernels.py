@@ -1,0 +1,338 @@
+"""`select-kernels`: f32 matrix products and convolutions, together with the elementwise
+chain that follows each, become calls of the runtime GEMM (`lowering/kernels/gemm.py`).
+
+An anchor is `relay.nn.dense`, `relay.nn.matmul`, `relay.nn.batch_matmul` or
+`relay.nn.conv2d` (NCHW/OIHW, not depthwise) on f32. Its epilogue is the chain of single
+users after it, in this order:
+
+    (bias_add | add/subtract/multiply by a per-channel vector | batch_norm)*
+    [add of a tensor shaped like the result (a residual)]  [relu]
+
+where the channel axis is the output's last axis for products and axis 1 for convolutions.
+The chain folds into `result * scale[ch] + shift[ch] (+ residual)`, then relu; scale and
+shift are computed by small relay ops on the vectors. The chain is replaced by
+
+    %y = func.call @xr_gemm_<i>(%A, %B, [%scale], [%shift], [%residual])
+
+of a private declaration that carries the GEMM's geometry as JSON (`xrelay.kernel`):
+sizes, strides of A and B, batch loops with their strides. A convolution that is not 1x1
+with unit stride first gathers its input into columns [n, g, C/g, kh, kw, OH, OW] (one
+linalg.generic); a 1x1 convolution reads its input in place. `lowering/kernels/wrappers.py`
+turns each declaration into a small LLVM function that loops over the batch and calls
+`xr_sgemm`. Set XRELAY_KERNELS=0 to keep the plain linalg lowerings (for comparison).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects import relay
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
+from xrelay.lowering.relay_to_linalg.nn import view
+
+KERNEL_ATTR = "xrelay.kernel"
+
+
+@dataclass
+class GemmSpec:
+    """C[b][i, j] = sum_k A[b][i, k] B[b][k, j] per batch index b (nested loops `batch`,
+    each (count, A stride, B stride, C stride, vector stride)), then the epilogue."""
+
+    m: int
+    n: int
+    k: int
+    rsa: int
+    csa: int
+    rsb: int
+    csb: int
+    ldc: int
+    batch: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    per_row: bool = False  # scale/shift index rows (conv channels) or columns
+    scale: bool = False
+    shift: bool = False
+    residual: bool = False
+    relu: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> GemmSpec:
+        data = json.loads(text)
+        data["batch"] = [tuple(b) for b in data["batch"]]
+        return cls(**data)
+
+
+@dataclass
+class Anchor:
+    op: Operation
+    a: SSAValue  # operands as the kernel reads them
+    b: SSAValue
+    spec: GemmSpec
+    channel_axis: int
+    channels: int
+
+
+def _f32(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and value.type.element_type == f32
+
+
+def _contraction(op: Operation) -> Anchor | None:
+    """dense / matmul / batch_matmul as a GEMM over contiguous operands."""
+    if not all(_f32(v) for v in (*op.operands, op.results[0])):
+        return None
+    out = list(shape_of(op.results[0]))
+    if isinstance(op, relay.DenseOp):
+        x, w = op.data, op.weight
+        k = shape_of(x)[-1]
+        m, n = int(np.prod(out[:-1])), out[-1]
+        spec = GemmSpec(m, n, k, k, 1, 1, k, n)
+        return Anchor(op, x, w, spec, len(out) - 1, n)
+    if isinstance(op, relay.MatmulOp | relay.BatchMatmulOp):
+        a, b = op.lhs, op.rhs
+        ta, tb = op.attrs.transpose_a, op.attrs.transpose_b
+        sa, sb = shape_of(a), shape_of(b)
+        m, n = out[-2], out[-1]
+        k = sa[-2] if ta else sa[-1]
+        rsa, csa = (1, m) if ta else (k, 1)
+        rsb, csb = (1, k) if tb else (n, 1)
+        spec = GemmSpec(m, n, k, rsa, csa, rsb, csb, n)
+        if isinstance(op, relay.BatchMatmulOp) and out[0] > 1:
+            spec.batch = [
+                (out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)
+            ]
+        return Anchor(op, a, b, spec, len(out) - 1, n)
+    return None
+
+
+def _conv(op: relay.Conv2DOp) -> Anchor | None:
+    a = op.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
+        return None
+    if not all(_f32(v) for v in (op.data, op.weight, op.result)):
+        return None
+    n, c_all, _, _ = shape_of(op.data)
+    o_all, cg, kh, kw = shape_of(op.weight)
+    g = a.groups
+    og = o_all // g
+    _, _, oh, ow = shape_of(op.result)
+    if og < 4:  # depthwise-like: a product of a few rows is not worth packing
+        return None
+    ohw, kk = oh * ow, cg * kh * kw
+    pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
+    spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw)
+    if pointwise:  # B is the input itself: [n, g, C/g, H*W]
+        b_group, b_image = cg * ohw, c_all * ohw
+    else:  # B is the column tensor [n, g, C/g*kh*kw, OH*OW]
+        b_group, b_image = kk * ohw, g * kk * ohw
+    spec.batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
+    spec.batch = [b for b in spec.batch if b[0] > 1]
+    spec.per_row = True
+    return Anchor(op, op.weight, op.data, spec, 1, o_all)
+
+
+def anchor_of(op: Operation) -> Anchor | None:
+    if isinstance(op, relay.Conv2DOp):
+        return _conv(op)
+    if isinstance(op, relay.DenseOp | relay.MatmulOp | relay.BatchMatmulOp):
+        anchor = _contraction(op)
+        if anchor is not None and anchor.spec.k >= 1 and anchor.spec.m * anchor.spec.n >= 1:
+            return anchor
+    return None
+
+
+def _single_user(value: SSAValue) -> Operation | None:
+    uses = list(value.uses)
+    return uses[0].operation if len(uses) == 1 else None
+
+
+def _channel_vector(value: SSAValue, out: list[int], axis: int) -> bool:
+    """Does `value` broadcast against `out` only along `axis` (size = out[axis])?"""
+    shape = list(shape_of(value))
+    if len(shape) > len(out) or not _f32(value):
+        return False
+    padded = [1] * (len(out) - len(shape)) + shape
+    return all(s == (out[axis] if d == axis else 1) for d, s in enumerate(padded))
+
+
+class Chain:
+    """The epilogue folded so far: y = acc * scale + shift (+ residual), relu."""
+
+    def __init__(self, anchor: Anchor) -> None:
+        self.anchor = anchor
+        self.ops: list[Operation] = [anchor.op]
+        self.scale: SSAValue | None = None
+        self.shift: SSAValue | None = None
+        self.residual: SSAValue | None = None
+        self.relu = False
+        self._pending: list[Operation] = []  # relay ops computing the vectors
+
+    @property
+    def value(self) -> SSAValue:
+        return self.ops[-1].results[0]
+
+    def _emit(self, op: Operation) -> SSAValue:
+        self._pending.append(op)
+        return op.results[0]
+
+    def _vector(self, value: SSAValue) -> SSAValue:
+        if list(shape_of(value)) == [self.anchor.channels]:
+            return value
+        return self._emit(relay.ReshapeOp(value, newshape=[self.anchor.channels]))
+
+    def _affine(self, scale: SSAValue | None, shift: SSAValue | None) -> None:
+        """Compose y -> y * scale + shift onto the chain."""
+        if scale is not None:
+            self.scale = scale if self.scale is None else self._emit(relay.MultiplyOp(self.scale, scale))
+            if self.shift is not None:
+                self.shift = self._emit(relay.MultiplyOp(self.shift, scale))
+        if shift is not None:
+            self.shift = shift if self.shift is None else self._emit(relay.AddOp(self.shift, shift))
+
+    def extend(self, user: Operation) -> bool:
+        """Absorb `user` (the single user of the chain's value) if it fits; False to stop."""
+        out = list(shape_of(self.value))
+        axis = self.anchor.channel_axis
+        if self.relu or not isinstance(user, relay.RelayOp) or list(shape_of(user.results[0])) != out:
+            return False
+        if isinstance(user, relay.ReluOp):
+            self.relu = True
+        elif self.residual is not None:
+            return False
+        elif isinstance(user, relay.BiasAddOp):
+            if user.attrs.axis % len(out) != axis or user.data is not self.value:
+                return False
+            self._affine(None, self._vector(user.bias))
+        elif isinstance(user, relay.AddOp | relay.SubtractOp | relay.MultiplyOp):
+            other = user.rhs if user.lhs is self.value else user.lhs
+            if other is self.value:
+                return False
+            if _channel_vector(other, out, axis):
+                vec = self._vector(other)
+                if isinstance(user, relay.MultiplyOp):
+                    self._affine(vec, None)
+                elif isinstance(user, relay.AddOp):
+                    self._affine(None, vec)
+                elif user.lhs is self.value:  # y - v
+                    self._affine(None, self._emit(relay.NegativeOp(vec)))
+                else:
+                    return False
+            elif isinstance(user, relay.AddOp) and list(shape_of(other)) == out and _f32(other):
+                self.residual = other
+            else:
+                return False
+        elif isinstance(user, relay.BatchNormOp):
+            if user.attrs.axis % len(out) != axis or user.data is not self.value:
+                return False
+            eps = self._emit(relay.ConstantOp(np.array([user.attrs.epsilon], np.float32)))
+            var = self._vector(user.moving_var)
+            inv = self._emit(relay.RsqrtOp(self._emit(relay.AddOp(var, eps))))
+            g = self._emit(relay.MultiplyOp(self._vector(user.gamma), inv))
+            mean_g = self._emit(relay.MultiplyOp(self._vector(user.moving_mean), g))
+            h = self._emit(relay.SubtractOp(self._vector(user.beta), mean_g))
+            self._affine(g, h)
+        else:
+            return False
+        self.ops.append(user)
+        return True
+
+
+def _columns(e: Emitter, conv: relay.Conv2DOp) -> SSAValue:
+    """im2col: [n, g, C/g, kh, kw, OH, OW] with zeros where the window leaves the input."""
+    a = conv.attrs
+    n, _, h, w = shape_of(conv.data)
+    _, cg, kh, kw = shape_of(conv.weight)
+    _, _, oh, ow = shape_of(conv.result)
+    g = a.groups
+    (sh, sw), (dh, dw) = a.strides, a.dilation
+    top, left = a.padding[0], a.padding[1]
+    x = conv.data
+
+    def body(b: Body) -> SSAValue:
+        ni, gi, ci, i, j, y, xo = (b.idx(d) for d in range(7))
+        channel = b.affine([(cg, gi), (1, ci)])
+        row = b.affine([(sh, y), (dh, i)], -top)
+        col = b.affine([(sw, xo), (dw, j)], -left)
+        ok = b.binary("and", b.in_range(row, h), b.in_range(col, w))
+        value = b.extract(x, [ni, channel, b.clamp(row, h), b.clamp(col, w)])
+        return b.select(ok, value, b.const(0.0, f32))
+
+    return e.map([], [n, g, cg, kh, kw, oh, ow], f32, body)
+
+
+def _declaration(module: ModuleOp, cache: dict[str, str], spec: GemmSpec, args: list[SSAValue], result: TensorType) -> str:
+    key = spec.to_json() + "|" + ",".join(str(v.type) for v in args)
+    if key not in cache:
+        name = f"xr_gemm_{len(cache)}"
+        decl = func.FuncOp.external(name, [v.type for v in args], [result])
+        decl.attributes[KERNEL_ATTR] = StringAttr(spec.to_json())
+        module.body.block.add_op(decl)
+        cache[key] = name
+    return cache[key]
+
+
+def select_kernels(module: ModuleOp) -> int:
+    """Rewrite every anchor chain of the module's functions; returns how many."""
+    cache: dict[str, str] = {}
+    count = 0
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        for op in list(fn.walk()):
+            if op.parent is None:  # erased as part of an earlier chain
+                continue
+            anchor = anchor_of(op)
+            if anchor is None:
+                continue
+            chain = Chain(anchor)
+            while (user := _single_user(chain.value)) is not None and chain.extend(user):
+                pass
+            _rewrite(module, cache, chain)
+            count += 1
+    return count
+
+
+def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
+    end = chain.ops[-1]
+    rewriter = Rewriter()
+    for op in chain._pending:
+        rewriter.insert_op(op, InsertPoint.before(end))
+        op.location = end.location
+    e = Emitter(end)
+    anchor, spec = chain.anchor, chain.anchor.spec
+    b = anchor.b
+    if isinstance(anchor.op, relay.Conv2DOp):
+        a = anchor.op.attrs
+        _, _, kh, kw = shape_of(anchor.op.weight)
+        if not ((kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)):
+            b = _columns(e, anchor.op)
+    args = [anchor.a, b]
+    spec.scale, spec.shift = chain.scale is not None, chain.shift is not None
+    spec.residual, spec.relu = chain.residual is not None, chain.relu
+    args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
+    result_type = chain.value.type
+    name = _declaration(module, cache, spec, args, result_type)
+    call = func.CallOp(name, args, [result_type])
+    y = e.insert(call)
+    chain.value.replace_all_uses_with(y)
+    for op in reversed(chain.ops):
+        rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class SelectKernels(ModulePass):
+    """Products and convolutions with their epilogues -> runtime GEMM calls. No options;
+    XRELAY_KERNELS=0 disables it."""
+
+    name = "select-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if os.environ.get("XRELAY_KERNELS", "1") != "0":
+            select_kernels(op)
