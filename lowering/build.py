@@ -13,6 +13,7 @@ from xrelay.ir import verify_module
 from xrelay.lowering.external import compile_external
 from xrelay.lowering.hoist_constants import hoist_constants
 from xrelay.lowering.jit import Library, llvm_ir, threads_available
+from xrelay.lowering.kernels.prepack import prepack_params
 from xrelay.lowering.kernels.wrappers import kernels_ir
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import FunctionSignature, main_function
@@ -34,13 +35,14 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     # constants are hoisted once composites are fused or inlined into @main
     times = lower(work, stop_after="inline-calls")
     params.update(hoist_constants(work))
+    times |= lower(work, start_after="inline-calls", stop_after="select-kernels")
+    params.update(prepack_params(work, params))
+    runtime = kernels_ir(work, threads_available())
     hoisted = FunctionSignature.of(main_function(work))
     # the data inputs and results are those of the module (narrow types included)
     inputs = {a.name: a for a in signature.inputs}
     args = tuple(a if a.is_param else inputs.get(a.name, a) for a in hoisted.args)
     signature = replace(hoisted, args=args, result_dtypes=signature.result_dtypes)
-    times |= lower(work, start_after="inline-calls", stop_after="select-kernels")
-    runtime = kernels_ir(work, threads_available())
     times |= lower(work, start_after="select-kernels")
     start = time.perf_counter()
     text = llvm_ir(work)

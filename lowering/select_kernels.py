@@ -32,14 +32,17 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
-from xrelay.lowering.relay_to_linalg.nn import view
+from xrelay.lowering.kernels.prepack import padded
+from xrelay.signature import NAME_ATTR, PARAM_ATTR
 
 KERNEL_ATTR = "xrelay.kernel"
+PACK_ATTR = "xrelay.pack"  # on a parameter added for a packed weight: how to build it
 
 
 @dataclass
@@ -61,6 +64,10 @@ class GemmSpec:
     shift: bool = False
     residual: bool = False
     relu: bool = False
+    a_packed: bool = False  # operands packed at build time (lowering/kernels/prepack.py)
+    b_packed: bool = False
+    mpad: int = 0
+    npad: int = 0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -280,6 +287,34 @@ def _declaration(module: ModuleOp, cache: dict[str, str], spec: GemmSpec, args: 
     return cache[key]
 
 
+def _param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
+    """The name of the parameter `value` is, if it is one of fn's parameters."""
+    if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
+        return None
+    if fn.arg_attrs is None:
+        return None
+    entries = fn.arg_attrs.data[value.index].data
+    name = entries.get(NAME_ATTR)
+    return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
+
+
+def _packed_param(fn: func.FuncOp, source: str, size: int, request: dict) -> SSAValue:
+    """A new parameter of fn that build() fills with `source` packed as `request` says."""
+    block = fn.body.block
+    arg = block.insert_arg(TensorType(f32, [size]), len(block.args))
+    assert fn.arg_attrs is not None
+    entry = {
+        NAME_ATTR: StringAttr(f"{source}.packed{len(block.args)}"),
+        PARAM_ATTR: UnitAttr(),
+        PACK_ATTR: StringAttr(json.dumps({"from": source, **request}, sort_keys=True)),
+    }
+    fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
+    fn.function_type = FunctionType.from_lists(
+        [a.type for a in block.args], fn.function_type.outputs.data
+    )
+    return arg
+
+
 def select_kernels(module: ModuleOp) -> int:
     """Rewrite every anchor chain of the module's functions; returns how many."""
     cache: dict[str, str] = {}
@@ -314,6 +349,24 @@ def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
         if not ((kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)):
             b = _columns(e, anchor.op)
     args = [anchor.a, b]
+    fn = end.parent_op()
+    if isinstance(fn, func.FuncOp) and spec.m > 3:  # weights: packed once, at build time
+        conv = isinstance(anchor.op, relay.Conv2DOp)
+        weight = anchor.a if conv else b
+        name = _param_name(fn, weight)
+        if conv and name is not None:
+            groups = anchor.op.attrs.groups
+            spec.a_packed, spec.mpad = True, padded(spec.m, 6)
+            spec.batch = [
+                (c, spec.mpad * spec.k if sa else 0, sb, sc, sv) for c, sa, sb, sc, sv in spec.batch
+            ]
+            request = {"operand": "a", "groups": groups, "rows": spec.m, "k": spec.k}
+            args[0] = _packed_param(fn, name, groups * spec.mpad * spec.k, request)
+        elif not conv and not spec.batch and name is not None:
+            spec.b_packed, spec.npad = True, padded(spec.n, 16)
+            rows_are_n = isinstance(anchor.op, relay.DenseOp) or anchor.op.attrs.transpose_b
+            request = {"operand": "b", "transpose": not rows_are_n, "rows": spec.n, "k": spec.k}
+            args[1] = _packed_param(fn, name, spec.npad * spec.k, request)
     spec.scale, spec.shift = chain.scale is not None, chain.shift is not None
     spec.residual, spec.relu = chain.residual is not None, chain.relu
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]

@@ -8,7 +8,9 @@ model that calls it.
                   ptr srow, ptr trow,           per-row scale / shift (length M) or null
                   ptr scol, ptr tcol,           per-column scale / shift (length N) or null
                   ptr R, i64 ldr,               residual R[i*ldr + j] or null
-                  i64 relu)
+                  i64 relu,
+                  i64 apk, i64 mpad, i64 arow0, A prepacked (apk != 0): see below
+                  i64 bpk, i64 npad, i64 bcol0) B prepacked likewise
 
     C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
 
@@ -18,6 +20,11 @@ accumulators, broadcast-and-FMA per k) computes each tile; the epilogue (scale, 
 residual, relu) is applied in registers after the tile's last K block, so C is written once.
 Edge tiles go through a 6x16 scratch tile. With M <= 3 (matrix-vector shapes) nothing is
 packed: each output is a dot product along K, or rows of B are accumulated along N.
+
+Operands that are the same at every run (weights) are packed once at build time
+(`lowering/kernels/prepack.py`), K block by K block: A as [K/KC][mpad/6][kc][6], B as
+[K/KC][npad/16][kc][16] (mpad, npad: M and N rounded up to the panel width); arow0 and bcol0
+say where this call's rows or columns start in them. Only the packed path (M > 3) reads them.
 
 Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
 16-column units, or along M in 6-row units when M has more tiles; products under
@@ -42,6 +49,8 @@ PARAMS = [
     ("ptr", "%c"), ("i64", "%ldc"),
     ("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol"),
     ("ptr", "%res"), ("i64", "%ldr"), ("i64", "%relu"),
+    ("i64", "%apk"), ("i64", "%mpad"), ("i64", "%arow0"),
+    ("i64", "%bpk"), ("i64", "%npad"), ("i64", "%bcol0"),
 ]  # fmt: skip
 ARGS = ", ".join(f"{t} {n}" for t, n in PARAMS)
 SIGNATURE = ", ".join(t for t, _ in PARAMS)
@@ -82,7 +91,7 @@ def micro_kernel(w: Writer) -> None:
         accs = [[w.var(V8, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
         with w.loop("k", "0", "%kc") as k:
             bp = w.gep("%bp", w.mul(k, str(NR)))
-            b = [load8(w, bp, 32), load8(w, w.gep(bp, "8"), 32)]
+            b = [load8(w, bp), load8(w, w.gep(bp, "8"))]  # prepacked params need not be aligned
             ap = w.gep("%ap", w.mul(k, str(MR)))
             for r in range(MR):
                 a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"))
@@ -241,19 +250,26 @@ def gemm_serial(w: Writer) -> None:
                 kc = w.min(str(KC), w.sub("%K", pc))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pc, kc)}, %K')} to i64")
-                bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
-                # B's panels are its columns: "rows" of the packed block are j, stride csb
-                w.do(f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})")
+                with w.if_(w.op("icmp eq i64 %bpk, 0")):
+                    bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
+                    # B's panels are its columns: "rows" of the packed block are j, stride csb
+                    w.do(f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})")
+                # prepacked: block pc starts at pc * npad, column j0 at j0 * kc within it
+                bpk = w.op("icmp ne i64 %bpk, 0")
+                bblock = w.op(f"select i1 {bpk}, ptr {w.gep('%b', w.add(w.mul(pc, '%npad'), w.mul(w.add('%bcol0', jc), kc)))}, ptr {bp}")
+                apk = w.op("icmp ne i64 %apk, 0")
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
-                    asrc = w.gep("%a", w.add(w.mul(ic, "%rsa"), w.mul(pc, "%csa")))
-                    w.do(f"call void @xr_pack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {kc}, ptr {ap})")
+                    with w.if_(w.op("icmp eq i64 %apk, 0")):
+                        asrc = w.gep("%a", w.add(w.mul(ic, "%rsa"), w.mul(pc, "%csa")))
+                        w.do(f"call void @xr_pack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {kc}, ptr {ap})")
+                    ablock = w.op(f"select i1 {apk}, ptr {w.gep('%a', w.add(w.mul(pc, '%mpad'), w.mul(w.add('%arow0', ic), kc)))}, ptr {ap}")
                     with w.loop("jr", "0", nc, str(NR)) as jr:
                         nr = w.min(str(NR), w.sub(nc, jr))
-                        bpp = w.gep(bp, w.mul(jr, kc))
+                        bpp = w.gep(bblock, w.mul(jr, kc))
                         with w.loop("ir", "0", mc, str(MR)) as ir:
                             mr = w.min(str(MR), w.sub(mc, ir))
-                            app = w.gep(ap, w.mul(ir, kc))
+                            app = w.gep(ablock, w.mul(ir, kc))
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
@@ -387,14 +403,18 @@ def parallel_entry(w: Writer, threads: bool) -> None:
                     v = dict(vals)
                     if by_m:
                         v["%M"] = count
-                        v["%a"] = w.gep(vals["%a"], w.mul(lo, vals["%rsa"]))
+                        packed = w.op(f"icmp ne i64 {vals['%apk']}, 0")
+                        v["%a"] = w.op(f"select i1 {packed}, ptr {vals['%a']}, ptr {w.gep(vals['%a'], w.mul(lo, vals['%rsa']))}")
+                        v["%arow0"] = w.add(vals["%arow0"], lo)
                         v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]))
                         v["%srow"] = _offset_or_null(w, vals["%srow"], lo)
                         v["%trow"] = _offset_or_null(w, vals["%trow"], lo)
                         v["%res"] = _offset_or_null(w, vals["%res"], w.mul(lo, vals["%ldr"]))
                     else:
                         v["%N"] = count
-                        v["%b"] = w.gep(vals["%b"], w.mul(lo, vals["%csb"]))
+                        packed = w.op(f"icmp ne i64 {vals['%bpk']}, 0")
+                        v["%b"] = w.op(f"select i1 {packed}, ptr {vals['%b']}, ptr {w.gep(vals['%b'], w.mul(lo, vals['%csb']))}")
+                        v["%bcol0"] = w.add(vals["%bcol0"], lo)
                         v["%c"] = w.gep(vals["%c"], lo)
                         v["%scol"] = _offset_or_null(w, vals["%scol"], lo)
                         v["%tcol"] = _offset_or_null(w, vals["%tcol"], lo)

@@ -49,6 +49,8 @@ def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
             ("ptr", c), ("i64", spec.ldc),
             *(("ptr", p) for p in rows),
             ("ptr", res), ("i64", spec.ldc), ("i64", int(spec.relu)),
+            ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
+            ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
         ]  # fmt: skip
         w.do(f"call void @xr_sgemm({', '.join(f'{t} {v}' for t, v in args)})")
         for loop in reversed(loops):
