@@ -31,14 +31,22 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType, f32
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+)
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
 from xrelay.lowering.kernels.prepack import padded
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
 from xrelay.signature import NAME_ATTR, PARAM_ATTR
 
 KERNEL_ATTR = "xrelay.kernel"
@@ -114,9 +122,7 @@ def _contraction(op: Operation) -> Anchor | None:
         rsb, csb = (1, k) if tb else (n, 1)
         spec = GemmSpec(m, n, k, rsa, csa, rsb, csb, n)
         if isinstance(op, relay.BatchMatmulOp) and out[0] > 1:
-            spec.batch = [
-                (out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)
-            ]
+            spec.batch = [(out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)]
         return Anchor(op, a, b, spec, len(out) - 1, n)
     return None
 
@@ -199,7 +205,9 @@ class Chain:
     def _affine(self, scale: SSAValue | None, shift: SSAValue | None) -> None:
         """Compose y -> y * scale + shift onto the chain."""
         if scale is not None:
-            self.scale = scale if self.scale is None else self._emit(relay.MultiplyOp(self.scale, scale))
+            self.scale = (
+                scale if self.scale is None else self._emit(relay.MultiplyOp(self.scale, scale))
+            )
             if self.shift is not None:
                 self.shift = self._emit(relay.MultiplyOp(self.shift, scale))
         if shift is not None:
@@ -209,7 +217,11 @@ class Chain:
         """Absorb `user` (the single user of the chain's value) if it fits; False to stop."""
         out = list(shape_of(self.value))
         axis = self.anchor.channel_axis
-        if self.relu or not isinstance(user, relay.RelayOp) or list(shape_of(user.results[0])) != out:
+        if (
+            self.relu
+            or not isinstance(user, relay.RelayOp)
+            or list(shape_of(user.results[0])) != out
+        ):
             return False
         if isinstance(user, relay.ReluOp):
             self.relu = True
@@ -276,7 +288,13 @@ def _columns(e: Emitter, conv: relay.Conv2DOp) -> SSAValue:
     return e.map([], [n, g, cg, kh, kw, oh, ow], f32, body)
 
 
-def _declaration(module: ModuleOp, cache: dict[str, str], spec: GemmSpec, args: list[SSAValue], result: TensorType) -> str:
+def _declaration(
+    module: ModuleOp,
+    cache: dict[str, str],
+    spec: GemmSpec,
+    args: list[SSAValue],
+    result: TensorType,
+) -> str:
     key = spec.to_json() + "|" + ",".join(str(v.type) for v in args)
     if key not in cache:
         name = f"xr_gemm_{len(cache)}"

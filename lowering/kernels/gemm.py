@@ -97,7 +97,10 @@ def micro_kernel(w: Writer) -> None:
                 a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"))
                 for j in range(2):
                     cur = w.get(accs[r][j])
-                    w.set(accs[r][j], w.op(f"call {V8} @llvm.fma.v8f32({V8} {a}, {V8} {b[j]}, {V8} {cur})"))
+                    w.set(
+                        accs[r][j],
+                        w.op(f"call {V8} @llvm.fma.v8f32({V8} {a}, {V8} {b[j]}, {V8} {cur})"),
+                    )
         rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(MR)]
         with w.if_(w.op("icmp ne i64 %acc, 0")):
             for r in range(MR):
@@ -177,7 +180,9 @@ def pack(w: Writer, name: str, width: int) -> None:
                 d = w.gep(dst, w.mul(k, str(width)))
                 for h in range(0, width, 8):
                     if width - h >= 8:
-                        w.do(f"store {V8} {load8(w, w.gep(src, str(h)))}, ptr {w.gep(d, str(h))}, align 4")
+                        w.do(
+                            f"store {V8} {load8(w, w.gep(src, str(h)))}, ptr {w.gep(d, str(h))}, align 4"
+                        )
                     else:
                         for q in range(h, width):
                             x = w.op(f"load float, ptr {w.gep(src, str(q))}")
@@ -187,7 +192,9 @@ def pack(w: Writer, name: str, width: int) -> None:
             for q in range(width):  # r outer when k has unit stride: contiguous reads
                 r = w.add(p, str(q))
                 inside = w.op(f"icmp slt i64 {r}, %rows")
-                row = w.gep("%src", w.mul(w.op(f"call i64 @llvm.smin.i64(i64 {r}, i64 {last})"), "%rs"))
+                row = w.gep(
+                    "%src", w.mul(w.op(f"call i64 @llvm.smin.i64(i64 {r}, i64 {last})"), "%rs")
+                )
                 with w.loop("k", "0", "%kc") as k:
                     step = w.op(f"select i1 {unit_k}, i64 {k}, i64 {w.mul(k, '%cs')}")
                     x = w.op(f"load float, ptr {w.gep(row, step)}")
@@ -199,7 +206,9 @@ def pack(w: Writer, name: str, width: int) -> None:
 
 def _offset_or_null(w: Writer, ptr: str, index: str) -> str:
     isnull = w.op(f"icmp eq ptr {ptr}, null")
-    return w.op(f"select i1 {isnull}, ptr null, ptr {w.op(f'getelementptr float, ptr {ptr}, i64 {index}')}")
+    return w.op(
+        f"select i1 {isnull}, ptr null, ptr {w.op(f'getelementptr float, ptr {ptr}, i64 {index}')}"
+    )
 
 
 class Epilogue:
@@ -253,17 +262,25 @@ def gemm_serial(w: Writer) -> None:
                 with w.if_(w.op("icmp eq i64 %bpk, 0")):
                     bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
                     # B's panels are its columns: "rows" of the packed block are j, stride csb
-                    w.do(f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})")
+                    w.do(
+                        f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})"
+                    )
                 # prepacked: block pc starts at pc * npad, column j0 at j0 * kc within it
                 bpk = w.op("icmp ne i64 %bpk, 0")
-                bblock = w.op(f"select i1 {bpk}, ptr {w.gep('%b', w.add(w.mul(pc, '%npad'), w.mul(w.add('%bcol0', jc), kc)))}, ptr {bp}")
+                bblock = w.op(
+                    f"select i1 {bpk}, ptr {w.gep('%b', w.add(w.mul(pc, '%npad'), w.mul(w.add('%bcol0', jc), kc)))}, ptr {bp}"
+                )
                 apk = w.op("icmp ne i64 %apk, 0")
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
                     with w.if_(w.op("icmp eq i64 %apk, 0")):
                         asrc = w.gep("%a", w.add(w.mul(ic, "%rsa"), w.mul(pc, "%csa")))
-                        w.do(f"call void @xr_pack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {kc}, ptr {ap})")
-                    ablock = w.op(f"select i1 {apk}, ptr {w.gep('%a', w.add(w.mul(pc, '%mpad'), w.mul(w.add('%arow0', ic), kc)))}, ptr {ap}")
+                        w.do(
+                            f"call void @xr_pack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {kc}, ptr {ap})"
+                        )
+                    ablock = w.op(
+                        f"select i1 {apk}, ptr {w.gep('%a', w.add(w.mul(pc, '%mpad'), w.mul(w.add('%arow0', ic), kc)))}, ptr {ap}"
+                    )
                     with w.loop("jr", "0", nc, str(NR)) as jr:
                         nr = w.min(str(NR), w.sub(nc, jr))
                         bpp = w.gep(bblock, w.mul(jr, kc))
@@ -273,14 +290,22 @@ def gemm_serial(w: Writer) -> None:
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
-                            full = w.op(f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nr}, {NR}')}")
+                            full = w.op(
+                                f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nr}, {NR}')}"
+                            )
                             then, other, join = w.if_else(full, "full")
                             w.block(then)
-                            w.do(f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {args})")
+                            w.do(
+                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {args})"
+                            )
                             w.br(join)
                             w.block(other)
-                            w.do(f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {NR}, i64 0, i64 0, {IDENTITY_EPILOGUE})")
-                            w.do(f"call void @xr_edge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nr}, i64 {acc}, i64 {epi}, {args})")
+                            w.do(
+                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {NR}, i64 0, i64 0, {IDENTITY_EPILOGUE})"
+                            )
+                            w.do(
+                                f"call void @xr_edge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nr}, i64 {acc}, i64 {epi}, {args})"
+                            )
                             w.br(join)
                             w.block(join)
         w.do(f"call void @free(ptr {ap})")
@@ -303,12 +328,19 @@ def gemv(w: Writer) -> None:
             bcol = w.gep("%b", w.mul(j, "%csb"))
             vacc = [w.var(V8, "zeroinitializer", "d") for _ in range(1)]
             unit = w.op("icmp eq i64 %csa, 1")
-            with w.if_(unit):
-                with w.loop("k", "0", k8, "8") as k:
-                    x = load8(w, w.gep(arow, k))
-                    y = load8(w, w.gep(bcol, k))
-                    w.set(vacc[0], w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc[0])})"))
-            s = w.var("float", w.op(f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc[0])})"))
+            with w.if_(unit), w.loop("k", "0", k8, "8") as k:
+                x = load8(w, w.gep(arow, k))
+                y = load8(w, w.gep(bcol, k))
+                w.set(
+                    vacc[0],
+                    w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc[0])})"),
+                )
+            s = w.var(
+                "float",
+                w.op(
+                    f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc[0])})"
+                ),
+            )
             start = w.op(f"select i1 {unit}, i64 {k8}, i64 0")
             with w.loop("k", start, "%K") as k:
                 x = w.op(f"load float, ptr {w.gep(arow, w.mul(k, '%csa'))}")
@@ -325,13 +357,17 @@ def gemv(w: Writer) -> None:
             with w.loop("j", "0", "%N") as j:
                 w.do(f"store float 0.0, ptr {w.gep(crow, j)}")
             with w.loop("k", "0", "%K") as k:
-                a = w.op(f"load float, ptr {w.gep('%a', w.add(w.mul(i, '%rsa'), w.mul(k, '%csa')))}")
+                a = w.op(
+                    f"load float, ptr {w.gep('%a', w.add(w.mul(i, '%rsa'), w.mul(k, '%csa')))}"
+                )
                 brow = w.gep("%b", w.mul(k, "%rsb"))
                 with w.if_(unitn):
                     va = splat(w, a)
                     with w.loop("j", "0", n8, "8") as j:
                         cp = w.gep(crow, j)
-                        w.do(f"store {V8} {w.op(f'call {V8} @llvm.fma.v8f32({V8} {va}, {V8} {load8(w, w.gep(brow, j))}, {V8} {load8(w, cp)})')}, ptr {cp}, align 4")
+                        w.do(
+                            f"store {V8} {w.op(f'call {V8} @llvm.fma.v8f32({V8} {va}, {V8} {load8(w, w.gep(brow, j))}, {V8} {load8(w, cp)})')}, ptr {cp}, align 4"
+                        )
                 start = w.op(f"select i1 {unitn}, i64 {n8}, i64 0")
                 with w.loop("j", start, "%N") as j:
                     cp = w.gep(crow, j)
@@ -341,7 +377,9 @@ def gemv(w: Writer) -> None:
                     w.do(f"store float {new}, ptr {cp}")
             with w.loop("j", "0", "%N") as j:
                 cp = w.gep(crow, j)
-                w.do(f"store float {scalar_epilogue_at(w, ep, w.op(f'load float, ptr {cp}'), i, j)}, ptr {cp}")
+                w.do(
+                    f"store float {scalar_epilogue_at(w, ep, w.op(f'load float, ptr {cp}'), i, j)}, ptr {cp}"
+                )
         w.br(join)
         w.block(join)
 
@@ -390,7 +428,9 @@ def parallel_entry(w: Writer, threads: bool) -> None:
             nt = w.op(f"sext i32 {w.op('call i32 @omp_get_num_threads()')} to i64")
             split_m = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
             unit = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {MR}, i64 {NR}")
-            total = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {vals['%M']}, i64 {vals['%N']}")
+            total = w.op(
+                f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {vals['%M']}, i64 {vals['%N']}"
+            )
             tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
             per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
             lo = w.min(w.mul(tid, per), total)
@@ -404,7 +444,9 @@ def parallel_entry(w: Writer, threads: bool) -> None:
                     if by_m:
                         v["%M"] = count
                         packed = w.op(f"icmp ne i64 {vals['%apk']}, 0")
-                        v["%a"] = w.op(f"select i1 {packed}, ptr {vals['%a']}, ptr {w.gep(vals['%a'], w.mul(lo, vals['%rsa']))}")
+                        v["%a"] = w.op(
+                            f"select i1 {packed}, ptr {vals['%a']}, ptr {w.gep(vals['%a'], w.mul(lo, vals['%rsa']))}"
+                        )
                         v["%arow0"] = w.add(vals["%arow0"], lo)
                         v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]))
                         v["%srow"] = _offset_or_null(w, vals["%srow"], lo)
@@ -413,7 +455,9 @@ def parallel_entry(w: Writer, threads: bool) -> None:
                     else:
                         v["%N"] = count
                         packed = w.op(f"icmp ne i64 {vals['%bpk']}, 0")
-                        v["%b"] = w.op(f"select i1 {packed}, ptr {vals['%b']}, ptr {w.gep(vals['%b'], w.mul(lo, vals['%csb']))}")
+                        v["%b"] = w.op(
+                            f"select i1 {packed}, ptr {vals['%b']}, ptr {w.gep(vals['%b'], w.mul(lo, vals['%csb']))}"
+                        )
                         v["%bcol0"] = w.add(vals["%bcol0"], lo)
                         v["%c"] = w.gep(vals["%c"], lo)
                         v["%scol"] = _offset_or_null(w, vals["%scol"], lo)
@@ -445,7 +489,9 @@ def parallel_entry(w: Writer, threads: bool) -> None:
             nt = w.op(f"sdiv i64 {w.add('%N', str(NR - 1))}, {NR}")
             by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {nt}')}, {w.op('icmp sgt i64 %M, 3')}")
             w.do(f"store i64 {w.op(f'zext i1 {by_m} to i64')}, ptr {w.gep(ctx, str(n), 'i64')}")
-            w.do(f"call void @GOMP_parallel(ptr @xr_sgemm_worker, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)")
+            w.do(
+                f"call void @GOMP_parallel(ptr @xr_sgemm_worker, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)"
+            )
             w.br(join)
             w.block(join)
 

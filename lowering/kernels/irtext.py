@@ -102,7 +102,11 @@ class Writer:
     def loop(self, stem: str, lo: str, hi: str, step: str = "1") -> Iterator[str]:
         """for (i = lo; i < hi; i += step); yields the loaded induction value."""
         counter = self.var("i64", lo, stem)
-        head, body, done = self.label(stem + ".head"), self.label(stem + ".body"), self.label(stem + ".done")
+        head, body, done = (
+            self.label(stem + ".head"),
+            self.label(stem + ".body"),
+            self.label(stem + ".done"),
+        )
         self.br(head)
         self.block(head)
         i = self.get(counter)

@@ -27,7 +27,9 @@ def kernel_specs(module: ModuleOp) -> dict[str, GemmSpec]:
 
 def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
     names = ["%a", "%b"]
-    names += [n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used]
+    names += [
+        n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used
+    ]
     names.append("%c")
     with w.function("void", f"@{name}", [("ptr", n) for n in names], linkage="dso_local"):
         offsets = {"a": "0", "b": "0", "c": "0", "v": "0"}
@@ -41,7 +43,11 @@ def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
         a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
         vec = {n: w.gep(n, offsets["v"]) if n in names else "null" for n in ("%s", "%t")}
         res = w.gep("%r", offsets["c"]) if spec.residual else "null"
-        rows = (vec["%s"], vec["%t"], "null", "null") if spec.per_row else ("null", "null", vec["%s"], vec["%t"])
+        rows = (
+            (vec["%s"], vec["%t"], "null", "null")
+            if spec.per_row
+            else ("null", "null", vec["%s"], vec["%t"])
+        )
         args = [
             ("i64", spec.m), ("i64", spec.n), ("i64", spec.k),
             ("ptr", a), ("i64", spec.rsa), ("i64", spec.csa),

@@ -1,0 +1,16 @@
+// RUN: xrelay-opt %s -p "lower-to-llvm{stop-after=select-kernels}" | filecheck %s
+
+// A 3x3 conv gathers its input into columns first; batch_norm folds into a per-row scale
+// and shift computed from its vectors by relay ops.
+// CHECK-LABEL: func.func @main
+// CHECK:         relay.rsqrt
+// CHECK:         %[[COLS:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x1x2x3x3x4x4xf32>)
+// CHECK:         func.call @xr_gemm_0(%w, %[[COLS]], %{{.+}}, %{{.+}}) : (tensor<4x2x3x3xf32>, tensor<1x1x2x3x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK-NOT:     relay.nn.batch_norm
+// CHECK:       func.func private @xr_gemm_0
+// CHECK-SAME:    \22per_row\22: true
+func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x3x3xf32>, %g: tensor<4xf32>, %be: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %y = relay.nn.batch_norm %c, %g, %be, %m, %v : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  func.return %y : tensor<1x4x4x4xf32>
+}

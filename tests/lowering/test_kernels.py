@@ -1,0 +1,222 @@
+"""The runtime GEMM path (select-kernels + lowering/kernels): products and convolutions
+with their epilogue chains, through the JIT against the reference executor. Weights given
+as parameters are packed at build time; given as inputs they are packed at run time, so
+both paths are compared."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xrelay
+from jit_check import random_inputs
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Block, Region
+from xrelay.dialects import relay
+from xrelay.dialects.dtypes import tensor_type
+from xrelay.errors import Error
+from xrelay.lowering.pipeline import lower
+from xrelay.lowering.select_kernels import KERNEL_ATTR, GemmSpec
+from xrelay.signature import arg_attrs
+
+F = "float32"
+
+
+def module(shapes, n_inputs, body) -> ModuleOp:
+    block = Block(arg_types=[tensor_type(s, F) for s in shapes])
+    ops = body(*block.args)
+    for op in ops:
+        if op.parent is None:
+            block.add_op(op)
+    out = ops[-1].results[0]
+    block.add_op(func.ReturnOp(out))
+    names = [f"x{i}" for i in range(len(shapes))]
+    fn = func.FuncOp(
+        "main",
+        FunctionType.from_lists([a.type for a in block.args], [out.type]),
+        Region(block),
+        arg_attrs=arg_attrs(names, n_inputs),
+    )
+    return ModuleOp([fn])
+
+
+def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0):
+    """Compare the JIT with the reference; arguments from index `params_from` on are
+    parameters (packed at build time where they are weights)."""
+    n_inputs = len(shapes) if params_from is None else params_from
+    mod = module(shapes, n_inputs, body)
+    arrays = random_inputs([(s, F) for s in shapes], seed)
+    inputs = arrays[:n_inputs]
+    params = {f"x{i}": a for i, a in enumerate(arrays) if i >= n_inputs}
+    want = xrelay.create_executor("debug", mod, params=params).run(*inputs)
+    got = xrelay.build(mod, params).run(*inputs)
+    np.testing.assert_allclose(got[0], want[0], rtol=rtol, atol=atol)
+    return mod
+
+
+def specs_after_selection(mod: ModuleOp) -> list[GemmSpec]:
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    return [
+        GemmSpec.from_json(op.attributes[KERNEL_ATTR].data)
+        for op in work.ops
+        if isinstance(op, func.FuncOp) and KERNEL_ATTR in op.attributes
+    ]
+
+
+CONVS = [
+    # data, weight, strides, padding, dilation, groups
+    ((1, 8, 9, 9), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ((2, 6, 10, 7), (13, 6, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    ((1, 3, 17, 15), (8, 3, 7, 7), (2, 2), (3, 2, 3, 1), (1, 1), 1),
+    ((1, 8, 12, 12), (16, 2, 3, 3), (2, 1), (1, 0, 2, 1), (2, 1), 4),
+    ((1, 12, 5, 5), (20, 3, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 4),
+    ((1, 4, 6, 6), (7, 4, 2, 2), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "x".join(map(str, c[1])))
+@pytest.mark.parametrize("weights", ["input", "param"])
+def test_conv_bias_relu(conv, weights):
+    x, w, strides, padding, dilation, groups = conv
+
+    def body(xv, wv, bv):
+        c = relay.Conv2DOp(
+            xv, wv, strides=strides, padding=padding, dilation=dilation, groups=groups
+        )
+        b = relay.BiasAddOp(c, bv, axis=1)
+        return [c, b, relay.ReluOp(b)]
+
+    mod = check([x, w, (w[0],)], body, params_from=1 if weights == "param" else None)
+    (spec,) = specs_after_selection(mod)
+    assert spec.per_row and spec.shift and spec.relu and not spec.scale
+    assert spec.a_packed == (weights == "param")
+
+
+def test_conv_batch_norm_residual_relu():
+    """conv -> batch_norm -> add(residual) -> relu: one call, residual and relu fused."""
+
+    def body(x, r, w, g, b, m, v):
+        c = relay.Conv2DOp(x, w, padding=(1, 1, 1, 1))
+        bn = relay.BatchNormOp(c, g, b, m, relay.AbsOp(v), epsilon=1e-3)
+        s = relay.AddOp(r, bn)
+        return [c, bn.operands[4].owner, bn, s, relay.ReluOp(s)]
+
+    shapes = [(1, 5, 8, 8), (1, 10, 8, 8), (10, 5, 3, 3), (10,), (10,), (10,), (10,)]
+    mod = check(shapes, body, params_from=2)
+    (spec,) = specs_after_selection(mod)
+    assert (spec.scale, spec.shift, spec.residual, spec.relu) == (True, True, True, True)
+
+
+def test_channel_vector_multiply_add_subtract():
+    def body(x, w, s, t, u):
+        c = relay.Conv2DOp(x, w)
+        m = relay.MultiplyOp(c, s)
+        a = relay.AddOp(t, m)
+        return [c, m, a, relay.SubtractOp(a, u)]
+
+    shapes = [(2, 4, 6, 6), (8, 4, 1, 1), (1, 8, 1, 1), (8, 1, 1), (8, 1, 1)]
+    mod = check(shapes, body)
+    (spec,) = specs_after_selection(mod)
+    assert spec.scale and spec.shift and not spec.relu
+
+
+def test_chain_stops_at_a_shared_value():
+    """The product's result is used twice: nothing after it is fused."""
+
+    def body(x, w):
+        d = relay.DenseOp(x, w)
+        r = relay.ReluOp(d)
+        return [d, r, relay.AddOp(d, r)]
+
+    mod = check([(7, 5), (9, 5)], body)
+    (spec,) = specs_after_selection(mod)
+    assert not spec.relu and not spec.residual
+
+
+def test_vector_minus_product_is_not_fused():
+    def body(x, w, v):
+        d = relay.DenseOp(x, w)
+        return [d, relay.SubtractOp(v, d)]
+
+    mod = check([(7, 5), (9, 5), (9,)], body)
+    (spec,) = specs_after_selection(mod)
+    assert not spec.shift
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 7, 40, 300])
+@pytest.mark.parametrize("weights", ["input", "param"])
+def test_dense_bias_relu(m, weights):
+    def body(x, w, b):
+        d = relay.DenseOp(x, w)
+        a = relay.AddOp(d, b)
+        return [d, a, relay.ReluOp(a)]
+
+    mod = check([(m, 70), (37, 70), (37,)], body, params_from=1 if weights == "param" else None)
+    (spec,) = specs_after_selection(mod)
+    assert spec.b_packed == (weights == "param" and m > 3)
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+@pytest.mark.parametrize("weights", ["input", "param"])
+def test_matmul_transposes(ta, tb, weights):
+    m, k, n = 9, 300, 33
+    a = (k, m) if ta else (m, k)
+    b = (n, k) if tb else (k, n)
+    check(
+        [a, b],
+        lambda x, y: [relay.MatmulOp(x, y, transpose_a=ta, transpose_b=tb)],
+        params_from=1 if weights == "param" else None,
+        rtol=1e-3,
+        atol=1e-3,
+    )
+
+
+def test_dense_of_a_3d_input_with_residual():
+    def body(x, w, r):
+        d = relay.DenseOp(x, w)
+        return [d, relay.AddOp(d, r)]
+
+    check([(2, 6, 20), (18, 20), (2, 6, 18)], body, params_from=None)
+
+
+@pytest.mark.parametrize(
+    "shapes", [((3, 8, 20), (3, 20, 17)), ((1, 8, 20), (4, 20, 17)), ((4, 8, 20), (1, 20, 17))]
+)
+@pytest.mark.parametrize("tb", [False, True])
+def test_batch_matmul_broadcast(shapes, tb):
+    a, b = shapes
+    if tb:
+        b = (b[0], b[2], b[1])
+    check([a, b], lambda x, y: [relay.BatchMatmulOp(x, y, transpose_b=tb)])
+
+
+def test_large_product_runs_on_threads(monkeypatch):
+    """A product big enough to be split over the pool, with one thread and with three."""
+
+    def body(x, w, b):
+        d = relay.MatmulOp(x, w)
+        return [d, relay.AddOp(d, b)]
+
+    shapes = [(100, 300), (300, 130), (130,)]
+    for threads in ("1", "3"):
+        monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+        check(shapes, body, params_from=1, rtol=1e-3, atol=1e-3)
+    monkeypatch.setenv("XRELAY_NUM_THREADS", "two")
+    with pytest.raises(Error, match="XRELAY_NUM_THREADS"):
+        xrelay.build(module(shapes, 3, body))
+
+
+def test_kernels_can_be_disabled(monkeypatch):
+    monkeypatch.setenv("XRELAY_KERNELS", "0")
+    mod = check([(7, 5), (9, 5)], lambda x, w: [relay.DenseOp(x, w)])
+    assert specs_after_selection(mod) == []
+
+
+def test_depthwise_conv_keeps_the_loop_lowering():
+    def body(x, w):
+        return [relay.Conv2DOp(x, w, padding=(1, 1, 1, 1), groups=6)]
+
+    mod = check([(1, 6, 7, 7), (6, 1, 3, 3)], body)
+    assert specs_after_selection(mod) == []
