@@ -33,6 +33,8 @@ PARALLEL_MIN multiply-adds run on the calling thread. Without libgomp everything
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xrelay.lowering.kernels.irtext import Writer
 
 MR, NR = 6, 16
@@ -128,18 +130,17 @@ def micro_kernel(w: Writer) -> None:
                 w.do(f"store {V8} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(8 * j))}, align 4")
 
 
-def scalar_epilogue(w: Writer, v: str, i: str, j: str) -> str:
-    """v * srow[i] * scol[j] + trow[i] + tcol[j] + res[i*ldr + j], then max with %lo."""
-
-    def at(ptr: str, index: str) -> str:
-        return w.op(f"load float, ptr {w.gep(ptr, index)}")
-
-    v = w.op(f"fmul float {v}, {at('%srow', i)}")
-    v = w.op(f"fmul float {v}, {at('%scol', j)}")
-    v = w.op(f"fadd float {v}, {at('%trow', i)}")
-    v = w.op(f"fadd float {v}, {at('%tcol', j)}")
-    v = w.op(f"fadd float {v}, {at('%res', w.add(w.mul(i, '%ldr'), j))}")
-    return w.op(f"call float @llvm.maximum.f32(float {v}, float %lo)")
+def scalar_epilogue(
+    w: Writer, v: str, i: str, j: str, load: Callable[[str, str], str], ldr: str, lo: str
+) -> str:
+    """v * srow[i] * scol[j] + trow[i] + tcol[j] + res[i*ldr + j], then max with lo;
+    `load(name, index)` reads one epilogue operand."""
+    v = w.op(f"fmul float {v}, {load('srow', i)}")
+    v = w.op(f"fmul float {v}, {load('scol', j)}")
+    v = w.op(f"fadd float {v}, {load('trow', i)}")
+    v = w.op(f"fadd float {v}, {load('tcol', j)}")
+    v = w.op(f"fadd float {v}, {load('res', w.add(w.mul(i, ldr), j))}")
+    return w.op(f"call float @llvm.maximum.f32(float {v}, float {lo})")
 
 
 def edge_tile(w: Writer) -> None:
@@ -147,6 +148,10 @@ def edge_tile(w: Writer) -> None:
     partial sums (%acc) and applying the epilogue (%epi)."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
               ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
+
+    def tile_operand(name: str, index: str) -> str:
+        return w.op(f"load float, ptr {w.gep('%' + name, index)}")
+
     with w.function("void", "@xr_edge", params):
         acc = w.op("icmp ne i64 %acc, 0")
         epi = w.op("icmp ne i64 %epi, 0")
@@ -156,7 +161,7 @@ def edge_tile(w: Writer) -> None:
             with w.if_(acc):
                 w.set(v, w.op(f"fadd float {w.get(v)}, {w.op(f'load float, ptr {cp}')}"))
             with w.if_(epi):
-                w.set(v, scalar_epilogue(w, w.get(v), i, j))
+                w.set(v, scalar_epilogue(w, w.get(v), i, j, tile_operand, "%ldr", "%lo"))
             w.do(f"store float {w.get(v)}, ptr {cp}")
 
 
@@ -387,16 +392,11 @@ def gemv(w: Writer) -> None:
 def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
     """The epilogue of C[i, j] from the whole-matrix pointers of `ep`."""
 
-    def at(name: str, index: str) -> str:
+    def load(name: str, index: str) -> str:
         base, step = ep.parts[name]
         return w.op(f"load float, ptr {w.gep(base, w.mul(index, step))}")
 
-    v = w.op(f"fmul float {v}, {at('srow', i)}")
-    v = w.op(f"fmul float {v}, {at('scol', j)}")
-    v = w.op(f"fadd float {v}, {at('trow', i)}")
-    v = w.op(f"fadd float {v}, {at('tcol', j)}")
-    v = w.op(f"fadd float {v}, {at('res', w.add(w.mul(i, ep.ldr), j))}")
-    return w.op(f"call float @llvm.maximum.f32(float {v}, float {ep.lo})")
+    return scalar_epilogue(w, v, i, j, load, ep.ldr, ep.lo)
 
 
 def serial_entry(w: Writer) -> None:
