@@ -95,6 +95,7 @@ class Anchor:
     spec: GemmSpec
     channel_axis: int
     channels: int
+    columns: bool = False  # a convolution that reads its input through im2col
 
 
 def _f32(value: SSAValue) -> bool:
@@ -150,7 +151,7 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
     spec.batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
     spec.batch = [b for b in spec.batch if b[0] > 1]
     spec.per_row = True
-    return Anchor(op, op.weight, op.data, spec, 1, o_all)
+    return Anchor(op, op.weight, op.data, spec, 1, o_all, columns=not pointwise)
 
 
 def anchor_of(op: Operation) -> Anchor | None:
@@ -187,14 +188,14 @@ class Chain:
         self.shift: SSAValue | None = None
         self.residual: SSAValue | None = None
         self.relu = False
-        self._pending: list[Operation] = []  # relay ops computing the vectors
+        self.pending: list[Operation] = []  # relay ops computing the vectors
 
     @property
     def value(self) -> SSAValue:
         return self.ops[-1].results[0]
 
     def _emit(self, op: Operation) -> SSAValue:
-        self._pending.append(op)
+        self.pending.append(op)
         return op.results[0]
 
     def _vector(self, value: SSAValue) -> SSAValue:
@@ -355,17 +356,12 @@ def select_kernels(module: ModuleOp) -> int:
 def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
     end = chain.ops[-1]
     rewriter = Rewriter()
-    for op in chain._pending:
+    for op in chain.pending:
         rewriter.insert_op(op, InsertPoint.before(end))
         op.location = end.location
     e = Emitter(end)
     anchor, spec = chain.anchor, chain.anchor.spec
-    b = anchor.b
-    if isinstance(anchor.op, relay.Conv2DOp):
-        a = anchor.op.attrs
-        _, _, kh, kw = shape_of(anchor.op.weight)
-        if not ((kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)):
-            b = _columns(e, anchor.op)
+    b = _columns(e, anchor.op) if anchor.columns else anchor.b
     args = [anchor.a, b]
     fn = end.parent_op()
     if isinstance(fn, func.FuncOp) and spec.m > 3:  # weights: packed once, at build time

@@ -173,7 +173,6 @@ def pack(w: Writer, name: str, width: int) -> None:
               ("ptr", "%dst")]  # fmt: skip
     with w.function("void", name, params):
         last = w.sub("%rows", "1")
-        unit_k = w.op("icmp eq i64 %cs, 1")
         unit_r = w.op("icmp eq i64 %rs, 1")
         with w.loop("p", "0", "%rows", str(width)) as p:
             dst = w.gep("%dst", w.mul(p, "%kc"))
@@ -201,7 +200,7 @@ def pack(w: Writer, name: str, width: int) -> None:
                     "%src", w.mul(w.op(f"call i64 @llvm.smin.i64(i64 {r}, i64 {last})"), "%rs")
                 )
                 with w.loop("k", "0", "%kc") as k:
-                    step = w.op(f"select i1 {unit_k}, i64 {k}, i64 {w.mul(k, '%cs')}")
+                    step = w.mul(k, "%cs")
                     x = w.op(f"load float, ptr {w.gep(row, step)}")
                     x = w.op(f"select i1 {inside}, float {x}, float 0.0")
                     w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
@@ -331,20 +330,18 @@ def gemv(w: Writer) -> None:
         with w.loop("i", "0", "%M") as i, w.loop("j", "0", "%N") as j:
             arow = w.gep("%a", w.mul(i, "%rsa"))
             bcol = w.gep("%b", w.mul(j, "%csb"))
-            vacc = [w.var(V8, "zeroinitializer", "d") for _ in range(1)]
+            vacc = w.var(V8, "zeroinitializer", "d")
             unit = w.op("icmp eq i64 %csa, 1")
             with w.if_(unit), w.loop("k", "0", k8, "8") as k:
                 x = load8(w, w.gep(arow, k))
                 y = load8(w, w.gep(bcol, k))
                 w.set(
-                    vacc[0],
-                    w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc[0])})"),
+                    vacc,
+                    w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc)})"),
                 )
             s = w.var(
                 "float",
-                w.op(
-                    f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc[0])})"
-                ),
+                w.op(f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc)})"),
             )
             start = w.op(f"select i1 {unit}, i64 {k8}, i64 0")
             with w.loop("k", start, "%K") as k:
