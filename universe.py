@@ -50,6 +50,18 @@ def _outline_kernels() -> type[ModulePass]:
     return OutlineKernels
 
 
+def _parallel_loops() -> type[ModulePass]:
+    from xrelay.lowering.parallel_loops import ParallelLoops
+
+    return ParallelLoops
+
+
+def _plan_buffers() -> type[ModulePass]:
+    from xrelay.lowering.plan_buffers import PlanBuffers
+
+    return PlanBuffers
+
+
 def _to_llvm() -> type[ModulePass]:
     from xrelay.lowering.to_llvm import ToLLVM
 
@@ -130,6 +142,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "relay-to-linalg": _relay_to_linalg,
     "bufferize": _bufferize,
     "outline-kernels": _outline_kernels,
+    "parallel-loops": _parallel_loops,
+    "plan-buffers": _plan_buffers,
     "to-llvm": _to_llvm,
     "lower-to-llvm": _lower_to_llvm,
 }

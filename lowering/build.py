@@ -37,13 +37,14 @@ def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> L
     params.update(hoist_constants(work))
     times |= lower(work, start_after="inline-calls", stop_after="select-kernels")
     params.update(prepack_params(work, params))
-    runtime = kernels_ir(work, threads_available())
     hoisted = FunctionSignature.of(main_function(work))
     # the data inputs and results are those of the module (narrow types included)
     inputs = {a.name: a for a in signature.inputs}
     args = tuple(a if a.is_param else inputs.get(a.name, a) for a in hoisted.args)
     signature = replace(hoisted, args=args, result_dtypes=signature.result_dtypes)
-    times |= lower(work, start_after="select-kernels")
+    times |= lower(work, start_after="select-kernels", stop_after="parallel-loops")
+    runtime = kernels_ir(work, threads_available())
+    times |= lower(work, start_after="parallel-loops")
     start = time.perf_counter()
     text = llvm_ir(work)
     times["llvm-ir"] = time.perf_counter() - start

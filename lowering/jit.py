@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -88,6 +89,7 @@ class Library:
         runtime: str | None = None,
     ) -> None:
         self.signature = signature
+        self._lock = threading.Lock()
         # external kernels (partitioned functions compiled by a target's codegen) must stay
         # alive as long as the compiled code can call them
         self.externals = dict(externals or {})
@@ -127,7 +129,8 @@ class Library:
         arrays = check_inputs(self.signature, args, inputs, self.params)
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
         pointers = [a.ctypes.data for a in (*arrays, *outputs)]
-        self._main(*pointers)
+        with self._lock:  # temporaries live in one static arena (plan-buffers)
+            self._main(*pointers)
         return self.signature.outputs(outputs)
 
     __call__ = run

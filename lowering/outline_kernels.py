@@ -4,7 +4,8 @@ kernel) and call it from where it stood.
 Every later stage then works on small functions: xDSL's scf-to-cf is quadratic in the
 number of blocks of one region, and LLVM's optimizer in the size of one function, so a
 whole model in one function compiles in minutes where per-op kernels take seconds. The
-kernel is also the unit later work fuses, tiles and runs in parallel.
+kernel is also the unit that runs in parallel: a kernel with enough independent work is
+marked (`xrelay.split`) for `parallel-loops`.
 
 A kernel takes the buffers its op reads or writes (operands and buffers its body loads
 from) as arguments; scalar constants it uses are cloned into it. Kernels are named after
@@ -18,11 +19,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, NameLoc
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, ModuleOp, NameLoc
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xrelay.lowering.parallel_loops import SPLIT_ATTR, split_loop
 
 KERNEL_OPS = (linalg.GenericOp, linalg.FillOp, linalg.MatmulOp)
 
@@ -85,6 +87,11 @@ class OutlineKernels(ModulePass):
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
             for inner in list(fn.body.block.ops):
                 if isinstance(inner, KERNEL_OPS):
+                    split = split_loop(inner)
                     kernel = outline(inner, _kernel_name(inner, count))
+                    if split is not None:
+                        kernel.attributes[SPLIT_ATTR] = ArrayAttr(
+                            [IntegerAttr(v, 64) for v in split]
+                        )
                     op.body.block.insert_op_before(kernel, fn)
                     count += 1

@@ -7,7 +7,9 @@
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
+    plan-buffers      temporaries -> views at static offsets of one arena per function
     linalg-to-loops   linalg on memrefs -> scf loops (xDSL's convert-linalg-to-loops)
+    parallel-loops    marked kernels -> a range body + an entry that runs it on every core
     lower-affine      affine.apply (from indexing maps) -> arith
     scf-to-cf         structured loops -> blocks and branches
     to-llvm           arith/math/memref/cf/func -> llvm dialect
@@ -37,6 +39,8 @@ from xrelay.lowering.bufferize import Bufferize
 from xrelay.lowering.fuse_composites import FuseComposites
 from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
+from xrelay.lowering.parallel_loops import ParallelLoops
+from xrelay.lowering.plan_buffers import PlanBuffers
 from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
@@ -44,7 +48,9 @@ from xrelay.lowering.to_llvm import ToLLVM
 
 # Order matters: conv composites become fused loop nests while their boundaries are still
 # known; the other composites are then inlined (later stages expect one function); bufferize needs linalg on tensors in destination-passing style;
-# kernels are outlined before any loop exists, so every later stage sees small functions;
+# kernels are outlined before any loop exists, so every later stage sees small functions,
+# and @main is then a straight list of calls whose buffers plan-buffers can give offsets;
+# parallel-loops needs the loops linalg-to-loops makes;
 # xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
 # become arith before scf-to-cf, and to-llvm expects the cf form.
 STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
@@ -55,7 +61,9 @@ STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
+    ("plan-buffers", PlanBuffers),
     ("linalg-to-loops", ConvertLinalgToLoopsPass),
+    ("parallel-loops", ParallelLoops),
     ("lower-affine", LowerAffinePass),
     ("scf-to-cf", ConvertScfToCf),
     ("to-llvm", ToLLVM),

@@ -29,9 +29,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     TensorType,
+    UnitAttr,
     f16,
     f32,
     i1,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -386,7 +388,7 @@ class FunctionLowering:
     def alloc(self, op: memref.AllocOp) -> None:
         t = op.memref.type
         assert isinstance(t, MemRefType)
-        size = max(1, int(np.prod(t.get_shape())) * _byte_size(t.element_type))
+        size = max(1, int(np.prod(t.get_shape())) * byte_size(t.element_type))
         self.extern("malloc", [i64], PTR)
         self.values[op.memref] = self.emit(llvm.CallOp("malloc", self.i64c(size), return_type=PTR))
 
@@ -396,6 +398,11 @@ class FunctionLowering:
 
     def get_global(self, op: memref.GetGlobalOp) -> None:
         self.values[op.memref] = self.emit(llvm.AddressOfOp(op.name_.root_reference, PTR))
+
+    def arena_view(self, op: memref.ViewOp) -> None:
+        """A buffer at a byte offset of an arena (plan-buffers)."""
+        base, shift = self.v(op.source), self.v(op.byte_shift)
+        self.values[op.result] = self.emit(llvm.GEPOp.from_mixed_indices(base, [shift], i8))
 
     def view(self, op: memref.ReinterpretCastOp) -> None:
         if any(op.static_offsets.iter_values()):
@@ -450,6 +457,7 @@ HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     memref.DeallocOp: FunctionLowering.dealloc,
     memref.GetGlobalOp: FunctionLowering.get_global,
     memref.ReinterpretCastOp: FunctionLowering.view,
+    memref.ViewOp: FunctionLowering.arena_view,
     cf.BranchOp: FunctionLowering.br,
     cf.ConditionalBranchOp: FunctionLowering.cond_br,
     func.ReturnOp: FunctionLowering.ret,
@@ -457,7 +465,7 @@ HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
 }
 
 
-def _byte_size(elem: Attribute) -> int:
+def byte_size(elem: Attribute) -> int:
     if elem == i1:
         return 1
     if isinstance(elem, IntegerType):
@@ -471,6 +479,10 @@ def lower_global(op: memref.GlobalOp) -> llvm.GlobalOp:
     assert isinstance(t, MemRefType)
     n = int(np.prod(t.get_shape()))
     value = op.initial_value
+    if isinstance(value, UnitAttr):  # uninitialized: an arena the runtime module defines
+        return llvm.GlobalOp(
+            llvm.LLVMArrayType(n, t.element_type), op.sym_name, "external", alignment=64
+        )
     assert isinstance(value, DenseIntOrFPElementsAttr)
     flat = DenseIntOrFPElementsAttr(TensorType(t.element_type, [n]), BytesAttr(value.data.data))
     if len(value) == 1 and n != 1:  # splat

@@ -494,14 +494,9 @@ def parallel_entry(w: Writer, threads: bool) -> None:
 
 
 def runtime_ir(threads: bool) -> str:
-    """The whole runtime module: `xr_sgemm` and its helpers."""
+    """`xr_sgemm` and its helpers (the thread pool is declared by kernels/parallel.py)."""
     w = Writer()
     w.lines.append(HEADER)
-    if threads:
-        w.lines.append("declare void @GOMP_parallel(ptr, ptr, i32, i32)")
-        w.lines.append("declare i32 @omp_get_thread_num()")
-        w.lines.append("declare i32 @omp_get_num_threads()")
-    w.lines.append("@xr_num_threads = dso_local global i32 1, align 4")
     micro_kernel(w)
     edge_tile(w)
     pack(w, "@xr_pack_a", MR)

@@ -63,10 +63,15 @@ class Writer:
     # --- variables ----------------------------------------------------------------------
 
     def var(self, ty: str, init: str, stem: str = "v") -> tuple[str, str]:
-        slot = self.fresh(stem + ".slot")
-        self._allocas.append(f"  {slot} = alloca {ty}, align 32")
+        slot = self.alloca(ty, stem + ".slot")
         self.do(f"store {ty} {init}, ptr {slot}")
         return slot, ty
+
+    def alloca(self, ty: str, stem: str = "slot") -> str:
+        """A stack slot of type `ty`, allocated once in the entry block."""
+        slot = self.fresh(stem)
+        self._allocas.append(f"  {slot} = alloca {ty}, align 32")
+        return slot
 
     def get(self, v: tuple[str, str]) -> str:
         slot, ty = v

@@ -11,6 +11,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.lowering.kernels import gemm
 from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
+from xrelay.lowering.plan_buffers import arena_definitions
 from xrelay.lowering.select_kernels import KERNEL_ATTR, GemmSpec
 
 
@@ -64,11 +66,16 @@ def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
 
 
 def kernels_ir(module: ModuleOp, threads: bool) -> str | None:
-    """The runtime and one wrapper per GEMM declaration, or None if there is none."""
+    """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
+    GEMM declaration, the entries of split kernels and the buffer arenas; None if it needs
+    none of them."""
     specs = kernel_specs(module)
-    if not specs:
+    split = parallel_ir(module, threads)
+    arenas = arena_definitions(module)
+    if not specs and not split and not arenas:
         return None
     w = Writer()
     for name, spec in specs.items():
         wrapper(w, name, spec)
-    return gemm.runtime_ir(threads) + w.text()
+    runtime = gemm.runtime_ir(threads) if specs else ""
+    return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,0 +1,125 @@
+"""`parallel-loops`: kernels with enough independent work run on every core.
+
+`outline-kernels` marks a kernel (`xrelay.split = [depth, extent]`) when its linalg op has a
+parallel loop that every output is indexed by, and at least MIN_ITERATIONS iterations in
+all: the first such loop of more than one iteration. After linalg-to-loops this stage turns
+the kernel `@k` into
+
+    func.func @k_body(%lo: index, %hi: index, <buffers>)   the loop at `depth` runs [lo, hi)
+    func.func private @k(<buffers>) {xrelay.parallel = {"body": "k_body", "extent": E}}
+
+and `lowering/kernels/parallel.py` defines `@k` in the runtime: it cuts [0, E) into one
+contiguous range per thread of libgomp's pool (or calls the body once for [0, E) on one
+thread). Each thread writes only the outputs whose index along that loop is in its range, and
+runs every other loop in the original order, so results are bit-identical to the serial
+kernel. Kernels that store anywhere but their outputs are never split.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
+from xdsl.dialects.linalg.attrs import IteratorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.ir.affine import AffineDimExpr
+from xdsl.passes import ModulePass
+
+SPLIT_ATTR = "xrelay.split"
+PARALLEL_ATTR = "xrelay.parallel"
+MIN_ITERATIONS = 1 << 14  # below this, waking the pool costs more than it saves
+
+
+def split_loop(op: Operation) -> tuple[int, int] | None:
+    """(depth, extent) of the loop of `op` to split across threads, or None."""
+    if not isinstance(op, LinalgStructuredOperation):
+        return None
+    if any(isinstance(inner, memref.StoreOp) for inner in op.walk()):
+        return None
+    ranges = op.get_static_loop_ranges()
+    if any(r < 0 for r in ranges) or math.prod(ranges) < MIN_ITERATIONS:
+        return None
+    iterators = [it.data for it in op.get_iterator_types()]
+    outputs = [m.data.results for m in op.get_indexing_maps().data[len(op.inputs) :]]
+    for depth, (extent, iterator) in enumerate(zip(ranges, iterators)):
+        if (
+            extent > 1
+            and iterator == IteratorType.PARALLEL
+            and all(AffineDimExpr(depth) in results for results in outputs)
+        ):
+            return depth, extent
+    return None
+
+
+def _constant(value: SSAValue) -> int | None:
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _loop_at(fn: func.FuncOp, depth: int, extent: int) -> scf.ForOp | None:
+    """The loop `depth` levels into the kernel's perfect nest, if it runs 0..extent by 1."""
+    loops = [op for op in fn.body.block.ops if isinstance(op, scf.ForOp)]
+    for _ in range(depth):
+        if len(loops) != 1:
+            return None
+        loops = [op for op in loops[0].body.block.ops if isinstance(op, scf.ForOp)]
+    if len(loops) != 1:
+        return None
+    loop = loops[0]
+    bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
+    return loop if bounds == (0, extent, 1) else None
+
+
+def parallelize(fn: func.FuncOp, depth: int, extent: int) -> func.FuncOp | None:
+    """Turn kernel `fn` into its range body (in place); returns the declaration that
+    replaces it under its old name, or None when the loop nest is not the expected one."""
+    loop = _loop_at(fn, depth, extent)
+    if loop is None or not all(isinstance(t, MemRefType) for t in fn.function_type.inputs):
+        return None
+    name = fn.sym_name.data
+    old_type = fn.function_type
+    block = fn.body.block
+    lo = block.insert_arg(IndexType(), 0)
+    hi = block.insert_arg(IndexType(), 1)
+    loop.operands[0] = lo
+    loop.operands[1] = hi
+    fn.function_type = FunctionType.from_lists([IndexType(), IndexType(), *old_type.inputs], [])
+    fn.sym_name = StringAttr(f"{name}_body")
+    fn.sym_visibility = None  # the runtime module calls it
+    decl = func.FuncOp.external(name, list(old_type.inputs), [])
+    decl.attributes[PARALLEL_ATTR] = StringAttr(
+        json.dumps({"body": f"{name}_body", "extent": extent})
+    )
+    return decl
+
+
+@dataclass(frozen=True)
+class ParallelLoops(ModulePass):
+    """Split marked kernels into a range body and a runtime-parallel entry. No options."""
+
+    name = "parallel-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            split = fn.attributes.pop(SPLIT_ATTR, None)
+            if not isinstance(split, ArrayAttr) or not fn.body.blocks:
+                continue
+            depth, extent = (a.value.data for a in split.data)
+            decl = parallelize(fn, depth, extent)
+            if decl is not None:
+                op.body.block.insert_op_before(decl, fn)
