@@ -2,8 +2,9 @@
 
 `outline-kernels` marks a kernel (`xrelay.split = [depth, extent]`) when its linalg op has a
 parallel loop that every output is indexed by, and at least MIN_ITERATIONS iterations in
-all: the first such loop of more than one iteration. After linalg-to-loops this stage turns
-the kernel `@k` into
+all: the outermost such loop of at least BALANCED_EXTENT iterations, else the longest (an
+im2col gather [1, 1, 3, 3, 3, 112, 112] splits its rows, not its 3 channels). After
+linalg-to-loops this stage turns the kernel `@k` into
 
     func.func @k_body(%lo: index, %hi: index, <buffers>)   the loop at `depth` runs [lo, hi)
     func.func private @k(<buffers>) {xrelay.parallel = {"body": "k_body", "extent": E}}
@@ -41,6 +42,7 @@ from xdsl.passes import ModulePass
 SPLIT_ATTR = "xrelay.split"
 PARALLEL_ATTR = "xrelay.parallel"
 MIN_ITERATIONS = 1 << 14  # below this, waking the pool costs more than it saves
+BALANCED_EXTENT = 16  # a loop this long splits evenly enough over a few threads
 
 
 def split_loop(op: Operation) -> tuple[int, int] | None:
@@ -54,14 +56,17 @@ def split_loop(op: Operation) -> tuple[int, int] | None:
         return None
     iterators = [it.data for it in op.get_iterator_types()]
     outputs = [m.data.results for m in op.get_indexing_maps().data[len(op.inputs) :]]
-    for depth, (extent, iterator) in enumerate(zip(ranges, iterators)):
-        if (
-            extent > 1
-            and iterator == IteratorType.PARALLEL
-            and all(AffineDimExpr(depth) in results for results in outputs)
-        ):
+    candidates = [
+        (depth, extent)
+        for depth, (extent, iterator) in enumerate(zip(ranges, iterators))
+        if extent > 1
+        and iterator == IteratorType.PARALLEL
+        and all(AffineDimExpr(depth) in results for results in outputs)
+    ]
+    for depth, extent in candidates:
+        if extent >= BALANCED_EXTENT:
             return depth, extent
-    return None
+    return max(candidates, key=lambda c: c[1], default=None)
 
 
 def _constant(value: SSAValue) -> int | None:

@@ -71,3 +71,10 @@ def test_split_on_the_first_loop_longer_than_one(monkeypatch):
     lower(work, stop_after="parallel-loops")
     names = {op.sym_name.data for op in work.ops if isinstance(op, func.FuncOp)}
     assert body in names
+
+
+def test_a_short_outer_loop_gives_way_to_a_long_one(monkeypatch):
+    """[1, 3, 40, 40]: 3 channels split 2:1 over two threads; the 40 rows split evenly."""
+    monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
+    mod = module([(1, 3, 40, 40)], 1, lambda x: [relay.ExpOp(x)])
+    assert split_kernels(mod)["k0"][1] == 40
