@@ -7,7 +7,7 @@ im2col gather [1, 1, 3, 3, 3, 112, 112] splits its rows, not its 3 channels). Af
 linalg-to-loops this stage turns the kernel `@k` into
 
     func.func @k_body(%lo: index, %hi: index, <buffers>)   the loop at `depth` runs [lo, hi)
-    func.func private @k(<buffers>) {xrelay.parallel = {"body": "k_body", "extent": E}}
+    func.func private @k(<buffers>) {xrelay.parallel = E}
 
 and `lowering/kernels/parallel.py` defines `@k` in the runtime: it cuts [0, E) into one
 contiguous range per thread of libgomp's pool (or calls the body once for [0, E) on one
@@ -18,7 +18,6 @@ kernel. Kernels that store anywhere but their outputs are never split.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
@@ -69,6 +68,11 @@ def split_loop(op: Operation) -> tuple[int, int] | None:
     return max(candidates, key=lambda c: c[1], default=None)
 
 
+def body_name(kernel: str) -> str:
+    """The range body of split kernel `kernel`."""
+    return f"{kernel}_body"
+
+
 def _constant(value: SSAValue) -> int | None:
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
@@ -104,12 +108,10 @@ def parallelize(fn: func.FuncOp, depth: int, extent: int) -> func.FuncOp | None:
     loop.operands[0] = lo
     loop.operands[1] = hi
     fn.function_type = FunctionType.from_lists([IndexType(), IndexType(), *old_type.inputs], [])
-    fn.sym_name = StringAttr(f"{name}_body")
+    fn.sym_name = StringAttr(body_name(name))
     fn.sym_visibility = None  # the runtime module calls it
     decl = func.FuncOp.external(name, list(old_type.inputs), [])
-    decl.attributes[PARALLEL_ATTR] = StringAttr(
-        json.dumps({"body": f"{name}_body", "extent": extent})
-    )
+    decl.attributes[PARALLEL_ATTR] = IntegerAttr(extent, 64)
     return decl
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.parallel import team
 
 MR, NR = 6, 16
 KC, MC, NC = 256, 144, 1024
@@ -421,8 +422,7 @@ def parallel_entry(w: Writer, threads: bool) -> None:
                 slot = w.gep("%ctx", str(k), "i64")
                 raw = w.op(f"load i64, ptr {slot}")
                 vals[name] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
-            tid = w.op(f"sext i32 {w.op('call i32 @omp_get_thread_num()')} to i64")
-            nt = w.op(f"sext i32 {w.op('call i32 @omp_get_num_threads()')} to i64")
+            tid, nt = team(w)
             split_m = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
             unit = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {MR}, i64 {NR}")
             total = w.op(

@@ -11,12 +11,10 @@ reads and `Library` sets from XRELAY_NUM_THREADS once the code is loaded.
 
 from __future__ import annotations
 
-import json
-
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.parallel_loops import PARALLEL_ATTR
+from xrelay.lowering.parallel_loops import PARALLEL_ATTR, body_name
 
 POOL_IR = """
 declare void @GOMP_parallel(ptr, ptr, i32, i32)
@@ -31,16 +29,23 @@ def pool_ir(threads: bool) -> str:
     return (POOL_IR if threads else "") + THREADS_IR
 
 
+def team(w: Writer) -> tuple[str, str]:
+    """In a worker: (this thread's number, the team's size), as i64."""
+    tid = w.op(f"sext i32 {w.op('call i32 @omp_get_thread_num()')} to i64")
+    nt = w.op(f"sext i32 {w.op('call i32 @omp_get_num_threads()')} to i64")
+    return tid, nt
+
+
 def parallel_specs(module: ModuleOp) -> dict[str, tuple[str, int, int]]:
     """The split kernels of a module (before to-llvm): symbol -> (body, extent, buffers)."""
     specs = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and not op.body.blocks:
-            attr = op.attributes.get(PARALLEL_ATTR)
-            if isinstance(attr, StringAttr):
-                spec = json.loads(attr.data)
+            extent = op.attributes.get(PARALLEL_ATTR)
+            if isinstance(extent, IntegerAttr):
+                name = op.sym_name.data
                 buffers = len(op.function_type.inputs)
-                specs[op.sym_name.data] = (spec["body"], spec["extent"], buffers)
+                specs[name] = (body_name(name), extent.value.data, buffers)
     return specs
 
 
@@ -54,8 +59,7 @@ def entry(w: Writer, name: str, body: str, extent: int, buffers: int, threads: b
     if threads:
         with w.function("void", f"@{name}.worker", [("ptr", "%ctx")]):
             args = [w.op(f"load ptr, ptr {w.gep('%ctx', str(i), 'ptr')}") for i in range(buffers)]
-            tid = w.op(f"sext i32 {w.op('call i32 @omp_get_thread_num()')} to i64")
-            nt = w.op(f"sext i32 {w.op('call i32 @omp_get_num_threads()')} to i64")
+            tid, nt = team(w)
             lo = w.op(f"sdiv i64 {w.mul(tid, str(extent))}, {nt}")
             hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), str(extent))}, {nt}")
             with w.if_(w.lt(lo, hi)):

@@ -3,7 +3,7 @@
 // A kernel with 64x32x32 independent iterations is split on its first loop longer than one
 // (channels): the body runs a [lo, hi) range of it, the old name becomes a declaration the
 // runtime defines (lowering/kernels/parallel.py), and the call site does not change.
-// CHECK: func.func private @k0(memref<1x64x32x32xf32>, memref<64xf32>, memref<1x64x32x32xf32>) -> () attributes {xrelay.parallel = "{\22body\22: \22k0_body\22, \22extent\22: 64}"}
+// CHECK: func.func private @k0(memref<1x64x32x32xf32>, memref<64xf32>, memref<1x64x32x32xf32>) -> () attributes {xrelay.parallel = 64 : i64}
 // CHECK-NEXT: func.func @k0_body(%[[LO:.+]]: index, %[[HI:.+]]: index, %{{.*}}: memref<1x64x32x32xf32>
 // CHECK: scf.for %{{.*}} = %[[ZERO:.+]] to %{{.*}} step
 // CHECK-NEXT: scf.for %{{.*}} = %[[LO]] to %[[HI]] step
