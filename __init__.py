@@ -10,18 +10,44 @@ from xrelay.errors import (
     UnsupportedOpsError,
     VerificationError,
 )
-from xrelay.frontends.onnx import from_onnx
+from xrelay.frontends import onnx as _onnx
 from xrelay.ir import parse_module, verify_module
 from xrelay.lowering import build
 from xrelay.reference import create_executor
 from xrelay.transforms.bind_params import bind_params_by_name
+from xrelay.transforms.qdq_to_qnn import fold_qdq as _fold_qdq
 
 
-def from_exported_program(exported_program, keep_params_as_inputs=True):
-    """Import a torch.export program: `(module, params)` (see xrelay.frontends.pytorch)."""
+def _to_qnn(module, params):
+    """`qdq-to-qnn` on an imported model (frontends import; passes, run here, transform)."""
+    params = _fold_qdq(module, params)
+    verify_module(module)
+    return module, params
+
+
+def from_onnx(
+    model,
+    shape=None,
+    dtype="float32",
+    opset=None,
+    freeze_params=False,
+    fold_qdq=True,
+    const_inputs=None,
+):
+    """Import an ONNX model: `(module, params)` (see xrelay.frontends.onnx). With `fold_qdq`,
+    QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`)."""
+    imported = _onnx.from_onnx(model, shape, dtype, opset, freeze_params, const_inputs)
+    return _to_qnn(*imported) if fold_qdq else imported
+
+
+def from_exported_program(exported_program, keep_params_as_inputs=True, fold_qdq=True):
+    """Import a torch.export program: `(module, params)` (see xrelay.frontends.pytorch). With
+    `fold_qdq`, a PT2E-quantized program's dequantize -> op -> quantize groups become qnn
+    ops (`qdq-to-qnn`; its scale and zero-point buffers become constants)."""
     from xrelay.frontends.pytorch import from_exported_program as convert
 
-    return convert(exported_program, keep_params_as_inputs=keep_params_as_inputs)
+    imported = convert(exported_program, keep_params_as_inputs=keep_params_as_inputs)
+    return _to_qnn(*imported) if fold_qdq else imported
 
 
 def from_pytorch(script_module, input_infos, custom_convert_map=None, **options):

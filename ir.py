@@ -5,21 +5,29 @@ each op's source location, and a verifier whose failures are one-line diagnostic
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects import func, get_all_dialects, llvm
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, NameLoc, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XDSLParseError
+from xrelay.dialects import DIALECTS
+from xrelay.dialects.arith_extras import arith_with_extras
 from xrelay.errors import ParseError, VerificationError
-from xrelay.universe import DIALECTS
+
+
+def dialect_factories() -> dict[str, Callable[[], Dialect]]:
+    """xDSL's dialects and xrelay's, arith with the upstream ops xDSL lacks."""
+    return {**get_all_dialects(), **DIALECTS, "arith": arith_with_extras}
 
 
 def make_context() -> Context:
     """A context that knows xDSL's dialects and xrelay's (loaded lazily)."""
     ctx = Context()
-    for name, factory in {**get_all_dialects(), **DIALECTS}.items():
+    for name, factory in dialect_factories().items():
         ctx.register_dialect(name, factory)
     return ctx
 

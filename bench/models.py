@@ -2,22 +2,20 @@
 (their ConstantOfShape weights materialized as seeded random initializers) and BERT-base
 (transformers `BertConfig()`, random weights, sequence 128, `torch.onnx.export(dynamo=True)`).
 
-Each builder returns (ONNX model, inputs by name). Models are cached as .onnx files.
+Each builder returns (ONNX model, inputs by name). Models are cached as .onnx files. The
+`light` models are the ones the test suite runs (`tests/e2e/onnx_backend/data_cases.py`):
+the checkout is the editable `xrelay` package, so its tests are the package `xrelay.tests`.
 """
 
 from __future__ import annotations
 
 import itertools
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "onnx_backend"))
-from data_cases import collect, light_inputs, with_real_weights
+from xrelay.tests.e2e.onnx_backend.data_cases import collect, light_inputs, with_real_weights
 
 LIGHT = ["squeezenet", "shufflenet", "resnet50", "inception_v1", "densenet121", "vgg19"]
 MODELS = ["mlp", *LIGHT, "bert_base"]

@@ -32,10 +32,8 @@ HERE = Path(__file__).resolve().parent
 def measure(name: str, runs: int, seconds: float, cache: Path, settle: float) -> dict:
     import numpy as np
     import onnxruntime as ort
-
-    sys.path.insert(0, str(HERE))
     import xrelay
-    from models import build, gflop
+    from models import build, gflop  # bench/, the script's folder, is first on sys.path
 
     model, inputs = build(name, cache)
     flops = gflop(model, inputs)
@@ -151,5 +149,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
     sys.exit(main())

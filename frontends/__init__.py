@@ -1,1 +1,2 @@
-"""Model importers: ONNX (`frontends/onnx/`) and, later, PyTorch."""
+"""Model importers into relay and qnn: ONNX (`frontends/onnx/`) and PyTorch
+(`frontends/pytorch/`: torch.export programs and TorchScript)."""

@@ -1,10 +1,10 @@
 """Relay-building pieces shared by the ONNX and PyTorch frontends.
 
-`emit_constant` puts a numpy constant into a block (`constant_ops` builds its ops,
-`constant_value` reads one back) (a large splat becomes a broadcast scalar,
-so a constant-filled weight does not turn into megabytes of IR). `matmul_nd` gives numpy
-matmul semantics (any batch rank, broadcasting, 1-d operands) on relay's 2-d/3-d matmuls;
-`stack` joins tensors on a new axis. They take anything with an `emit(op)` that adds the op and returns its result.
+`emit_constant` puts a numpy constant into a block (its ops from
+`xrelay.dialects.constants.constant_ops`: a large splat becomes a broadcast scalar).
+`matmul_nd` gives numpy matmul semantics (any batch rank, broadcasting, 1-d operands) on
+relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis. They take anything with an
+`emit(op)` that adds the op and returns its result.
 """
 
 from __future__ import annotations
@@ -16,34 +16,11 @@ import numpy as np
 from xdsl.dialects.builtin import LocationAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dtypes import dense_from_numpy, numpy_from_dense
-
-# Constants at least this large whose elements are all equal are emitted as a broadcast scalar.
-SPLAT_MIN_ELEMENTS = 64
+from xrelay.dialects.constants import constant_ops
 
 
 class Emitter(Protocol):
     def emit(self, op: Operation) -> Any: ...
-
-
-def constant_ops(array: np.ndarray) -> list[Operation]:
-    """The ops of a constant holding `array` (the last one gives the value): a relay.constant,
-    or for a large splat a 0-d constant broadcast to the shape."""
-    flat = array.reshape(-1)
-    if array.size >= SPLAT_MIN_ELEMENTS and np.all(flat == flat[0]):
-        scalar = relay.ConstantOp(dense_from_numpy(flat[:1].reshape(())))
-        return [scalar, relay.BroadcastToOp(scalar, shape=array.shape)]
-    return [relay.ConstantOp(dense_from_numpy(array))]
-
-
-def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array a relay constant (or a constant splat, broadcast) holds, else None."""
-    op = value.owner
-    if isinstance(op, relay.ConstantOp):
-        return numpy_from_dense(op.value)
-    if isinstance(op, relay.BroadcastToOp) and isinstance(op.data.owner, relay.ConstantOp):
-        return np.broadcast_to(numpy_from_dense(op.data.owner.value), op.result.type.get_shape())
-    return None
 
 
 def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValue:

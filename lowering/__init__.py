@@ -1,5 +1,6 @@
-"""Lowering relay to native code: relay -> linalg (tensors) -> bufferize -> loops -> cf ->
-llvm dialect -> LLVM IR -> llvmlite JIT. `build(module, params)` runs it all."""
+"""Lowering relay and qnn to native code: one list of registered passes
+(`pipeline.py:STAGES`, described in docs/pipeline.md) from relay down to the llvm dialect,
+then LLVM IR and the llvmlite JIT. `build(module, params)` runs it all."""
 
 from xrelay.lowering.build import build
 

@@ -1,51 +1,64 @@
-"""`xrelay.build(module, params) -> Library`: lower a copy of the module to LLVM and JIT it."""
+"""`xrelay.build(module, params) -> Library`: verify, run the pipeline (lowering/pipeline.py)
+on a copy of the module, JIT-compile the result."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 
 import numpy as np
+from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.ir import verify_module
-from xrelay.lowering.external import compile_external
-from xrelay.lowering.hoist_constants import hoist_constants
-from xrelay.lowering.jit import Library, llvm_ir, threads_available
-from xrelay.lowering.kernels.prepack import prepack_params
-from xrelay.lowering.kernels.wrappers import kernels_ir
+from xrelay.lowering.context import BuildContext
+from xrelay.lowering.jit import Library, llvm_module
 from xrelay.lowering.pipeline import lower
-from xrelay.signature import FunctionSignature, main_function
+from xrelay.signature import Argument, FunctionSignature, main_function
 
 
-def build(module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> Library:
+def build(
+    module: ModuleOp, params: Mapping[str, np.ndarray] | None = None, *, kernels: bool = True
+) -> Library:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
     buffers at every run, never embedded. Partitioned functions of a target with a codegen
-    are compiled by it and linked in (see `xrelay.transforms.targets`)."""
+    are compiled by it and linked in (see `xrelay.transforms.targets`). `kernels=False`
+    keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`)."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
-    params = dict(params or {})
-    missing = [a.name for a in signature.args if a.is_param and a.name not in params]
+    ctx = BuildContext(params=dict(params or {}))
+    missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
+    given = set(ctx.params)
     work = module.clone()
-    externals = compile_external(work)
-    # constants are hoisted once composites are fused or inlined into @main
-    times = lower(work, stop_after="inline-calls")
-    params.update(hoist_constants(work))
-    times |= lower(work, start_after="inline-calls", stop_after="select-kernels")
-    params.update(prepack_params(work, params))
-    hoisted = FunctionSignature.of(main_function(work))
-    # the data inputs and results are those of the module (narrow types included)
-    inputs = {a.name: a for a in signature.inputs}
-    args = tuple(a if a.is_param else inputs.get(a.name, a) for a in hoisted.args)
-    signature = replace(hoisted, args=args, result_dtypes=signature.result_dtypes)
-    times |= lower(work, start_after="select-kernels", stop_after="parallel-loops")
-    runtime = kernels_ir(work, threads_available())
-    times |= lower(work, start_after="parallel-loops")
+    times = lower(work, ctx=ctx, options={"select-kernels": {"enabled": kernels}})
+    # the passes append the parameters they add (hoisted constants, packed weights) to
+    # @main's arguments in the order they add their arrays
+    added = tuple(
+        Argument(name, a.shape, a.dtype, is_param=True)
+        for name, a in ctx.params.items()
+        if name not in given
+    )
+    signature = FunctionSignature(
+        signature.args + added, signature.results, signature.result_dtypes
+    )
+    _check_arity(work, signature)
     start = time.perf_counter()
-    text = llvm_ir(work)
+    native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
-    return Library(text, signature, params, times, externals, runtime)
+    return Library(native, signature, ctx.params, times, ctx.externals)
+
+
+def _check_arity(module: ModuleOp, signature: FunctionSignature) -> None:
+    """The lowered main takes one pointer per argument and result of the signature (a
+    mismatch would make the native call read past its arguments)."""
+    for op in module.ops:
+        if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main":
+            arity = len(op.function_type.inputs)
+            expected = len(signature.args) + len(signature.results)
+            if arity != expected:
+                raise Error(f"build: lowered main takes {arity} pointers, expected {expected}")
+            return
+    raise Error("build: the lowered module has no main function")

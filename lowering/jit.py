@@ -21,12 +21,13 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.errors import Error
 from xrelay.signature import FunctionSignature, check_inputs
 
 _initialized = False
 _gomp = False
+RUNTIME_ATTR = "xrelay.runtime"  # module attribute: the runtime's LLVM IR (emit-runtime)
 
 
 def _init() -> None:
@@ -72,13 +73,19 @@ def target_machine() -> llvm.TargetMachine:
     )
 
 
-def llvm_ir(module: ModuleOp) -> str:
-    """Textual LLVM IR of an llvm-dialect module. Every function but `main` is a kernel:
-    it is never inlined (LLVM would otherwise fold every kernel called once back into
-    main, whose size then makes O3 several times slower), and its buffer arguments are
-    `noalias` (a kernel writes only fresh buffers no other argument reaches), so loops
-    vectorize without run-time overlap checks."""
-    ir_module = convert_module(module, fallback_target_triple=None)
+def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
+    """The LLVM module of an llvm-dialect module, linked with the runtime it carries
+    (`xrelay.runtime`, emit-runtime). Every function but `main` is a kernel: it is never
+    inlined (LLVM would otherwise fold every kernel called once back into main, whose size
+    then makes O3 several times slower), and its buffer arguments are `noalias` (a kernel
+    writes only fresh buffers no other argument reaches), so loops vectorize without
+    run-time overlap checks. Raises `xrelay.Error` on a module not lowered to the llvm
+    dialect."""
+    _init()
+    try:
+        ir_module = convert_module(module, fallback_target_triple=None)
+    except NotImplementedError as e:  # an op that is not in the llvm dialect
+        raise Error(f"cannot translate to LLVM IR (run lower-to-llvm first): {e}") from None
     for fn in ir_module.functions:
         if fn.is_declaration or fn.name == "main":
             continue
@@ -86,7 +93,19 @@ def llvm_ir(module: ModuleOp) -> str:
         for arg in fn.args:
             if isinstance(arg.type, ir.PointerType):
                 arg.add_attribute("noalias")
-    return str(ir_module)
+    linked = llvm.parse_assembly(str(ir_module))
+    runtime = module.attributes.get(RUNTIME_ATTR)
+    if isinstance(runtime, StringAttr):
+        kernels = llvm.parse_assembly(runtime.data)
+        kernels.verify()
+        linked.link_in(kernels)
+    linked.verify()
+    return linked
+
+
+def llvm_ir(module: ModuleOp) -> str:
+    """The LLVM IR `build` compiles for an llvm-dialect module (what `-t llvm` prints)."""
+    return str(llvm_module(module))
 
 
 class Library:
@@ -94,13 +113,13 @@ class Library:
 
     def __init__(
         self,
-        ir_text: str,
+        module: llvm.ModuleRef,
         signature: FunctionSignature,
         params: Mapping[str, np.ndarray],
         times: dict[str, float] | None = None,
         externals: Mapping[str, Any] | None = None,
-        runtime: str | None = None,
     ) -> None:
+        """`module`: what `llvm_module` returns (consumed: it is optimized in place)."""
         self.signature = signature
         self._lock = threading.Lock()
         # external kernels (partitioned functions compiled by a target's codegen) must stay
@@ -110,12 +129,7 @@ class Library:
         self.times = dict(times or {})
         start = time.perf_counter()
         self.target_machine = target_machine()
-        self.module = llvm.parse_assembly(ir_text)
-        self.module.verify()
-        if runtime is not None:  # the runtime kernels (lowering/kernels) the module calls
-            kernels = llvm.parse_assembly(runtime)
-            kernels.verify()
-            self.module.link_in(kernels)
+        self.module = module
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         # full unrolling of the many constant-trip loops costs minutes of compile time
         tuning.loop_unrolling = False
@@ -128,8 +142,8 @@ class Library:
             llvm.add_symbol(symbol, code.address)
         self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)
         self.engine.finalize_object()
-        if runtime is not None:
-            slot = self.engine.get_global_value_address("xr_num_threads")
+        slot = self.engine.get_global_value_address("xr_num_threads")
+        if slot:  # the runtime's thread count (lowering/kernels/parallel.py)
             ctypes.c_int32.from_address(slot).value = num_threads()
         address = self.engine.get_function_address("main")
         if not address:

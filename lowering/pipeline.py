@@ -1,21 +1,31 @@
-"""The lowering pipeline, relay -> llvm dialect, as named stages.
+"""The lowering pipeline, relay -> llvm dialect, as one list of registered passes.
 
+    link-external     functions a target's codegen compiles -> external declarations
     fuse-composites   conv composites -> one fused loop nest each (output written once)
     inline-calls      other composite / partition functions inlined back into @main
+    hoist-constants   large constants of @main -> parameters (passed as buffers, not globals)
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
     select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
+    prepack-weights   GEMM weights that are parameters -> parameters in the kernel's layout
     relay-to-linalg   relay ops -> linalg on tensors
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function
     linalg-to-loops   linalg on memrefs -> scf loops (xDSL's convert-linalg-to-loops)
     parallel-loops    marked kernels -> a range body + an entry that runs it on every core
+    emit-runtime      the runtime the module calls (GEMM, thread entries, arenas) as LLVM IR
     lower-affine      affine.apply (from indexing maps) -> arith
     scf-to-cf         structured loops -> blocks and branches
     to-llvm           arith/math/memref/cf/func -> llvm dialect
 
+`xrelay.build` runs exactly this list and JIT-compiles `jit.llvm_module` of the result;
+`xrelay-opt -p lower-to-llvm -t llvm` prints the same LLVM IR. Passes that make values and
+not only IR (hoisted constants, packed weights, external code) put them in a
+`BuildContext` (lowering/context.py) under `build`; under a plain `Context` (xrelay-opt)
+they change the IR in the same way and compute no values.
+
 The module verifies after every stage. `lower(module, stop_after="bufferize")` stops early
-(`xrelay-opt -p lower-to-llvm{stop-after=bufferize}` does the same), and
+(`lower-to-llvm{stop-after=bufferize}`), `start_after` resumes on IR printed there, and
 XRELAY_TIME_PASSES=1 prints the time of each stage.
 """
 
@@ -24,8 +34,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -36,34 +47,49 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
+from xrelay.lowering.emit_runtime import EmitRuntime
+from xrelay.lowering.external import LinkExternal
 from xrelay.lowering.fuse_composites import FuseComposites
+from xrelay.lowering.hoist_constants import HoistConstants
 from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.parallel_loops import ParallelLoops
 from xrelay.lowering.plan_buffers import PlanBuffers
+from xrelay.lowering.prepack_weights import PrepackWeights
 from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
 from xrelay.lowering.to_llvm import ToLLVM
 
-# Order matters: conv composites become fused loop nests while their boundaries are still
-# known; the other composites are then inlined (later stages expect one function); bufferize needs linalg on tensors in destination-passing style;
-# kernels are outlined before any loop exists, so every later stage sees small functions,
-# and @main is then a straight list of calls whose buffers plan-buffers can give offsets;
-# parallel-loops needs the loops linalg-to-loops makes;
-# xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
-# become arith before scf-to-cf, and to-llvm expects the cf form.
-STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
+# Order matters:
+# - external functions are taken out first: nothing after may lower or inline them;
+# - conv composites become fused loop nests while their boundaries are still known; the
+#   other composites are then inlined (later stages expect one function);
+# - constants are hoisted once everything is in @main, and before select-kernels so that
+#   folded weights are parameters prepack-weights can pack;
+# - qnn-legalize makes the integer products select-kernels leaves alone (it picks f32);
+# - bufferize needs linalg on tensors in destination-passing style;
+# - kernels are outlined before any loop exists, so every later stage sees small functions,
+#   and @main is then a straight list of calls whose buffers plan-buffers can give offsets;
+# - parallel-loops needs the loops linalg-to-loops makes; emit-runtime reads the GEMM and
+#   split-kernel declarations and the arenas, which to-llvm turns into plain llvm symbols;
+# - xDSL's linalg-to-loops works on memrefs only; affine.apply from indexing maps must
+#   become arith before scf-to-cf, and to-llvm expects the cf form.
+STAGES: list[tuple[str, type[ModulePass]]] = [
+    ("link-external", LinkExternal),
     ("fuse-composites", FuseComposites),
     ("inline-calls", InlineCalls),
+    ("hoist-constants", HoistConstants),
     ("qnn-legalize", QnnLegalize),
     ("select-kernels", SelectKernels),
+    ("prepack-weights", PrepackWeights),
     ("relay-to-linalg", RelayToLinalg),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
     ("plan-buffers", PlanBuffers),
     ("linalg-to-loops", ConvertLinalgToLoopsPass),
     ("parallel-loops", ParallelLoops),
+    ("emit-runtime", EmitRuntime),
     ("lower-affine", LowerAffinePass),
     ("scf-to-cf", ConvertScfToCf),
     ("to-llvm", ToLLVM),
@@ -71,25 +97,37 @@ STAGES: list[tuple[str, Callable[[], ModulePass]]] = [
 STAGE_NAMES = [name for name, _ in STAGES]
 
 
+def _check_stage(stage: str | None) -> None:
+    if stage is not None and stage not in STAGE_NAMES:
+        raise Error(f"unknown stage '{stage}'; the stages are {STAGE_NAMES}")
+
+
 def lower(
     module: ModuleOp,
     stop_after: str | None = None,
     time_passes: bool | None = None,
     start_after: str | None = None,
+    ctx: Context | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, float]:
     """Run the stages in place, after `start_after` (if given) up to and including
-    `stop_after`; returns seconds per stage."""
-    for stage in (stop_after, start_after):
-        if stage is not None and stage not in STAGE_NAMES:
-            raise Error(f"unknown stage '{stage}'; the stages are {STAGE_NAMES}")
+    `stop_after`; `options` sets pass options by stage name
+    (`{"select-kernels": {"enabled": False}}`). Returns seconds per stage."""
+    _check_stage(stop_after)
+    _check_stage(start_after)
+    for stage in options or {}:
+        _check_stage(stage)
     if time_passes is None:
         time_passes = os.environ.get("XRELAY_TIME_PASSES", "") not in ("", "0")
-    ctx = Context()
+    ctx = ctx if ctx is not None else Context()
     times: dict[str, float] = {}
     first = STAGE_NAMES.index(start_after) + 1 if start_after is not None else 0
-    for name, make in STAGES[first:]:
+    for name, cls in STAGES[first:]:
         start = time.perf_counter()
-        make().apply(ctx, module)
+        stage = cls()
+        if options and name in options:
+            stage = replace(stage, **options[name])
+        stage.apply(ctx, module)
         verify_module(module)
         times[name] = time.perf_counter() - start
         if time_passes:
@@ -101,11 +139,13 @@ def lower(
 
 @dataclass(frozen=True)
 class LowerToLLVM(ModulePass):
-    """The whole pipeline. Options: stop-after=<stage> (one of STAGE_NAMES)."""
+    """The whole pipeline. Options: stop-after=<stage>, start-after=<stage> (STAGE_NAMES),
+    to print the IR after a stage or resume on IR printed there."""
 
     name = "lower-to-llvm"
 
     stop_after: str = "to-llvm"
+    start_after: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower(op, self.stop_after)
+        lower(op, self.stop_after, start_after=self.start_after, ctx=ctx)

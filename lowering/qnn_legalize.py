@@ -19,10 +19,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
+from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import broadcast_shape, check_params, dtype_range
 from xrelay.errors import Error, ShapeError
-from xrelay.frontends.common import constant_value
 from xrelay.ir import location_str
 
 

@@ -14,77 +14,33 @@ shift are computed by small relay ops on the vectors. The chain is replaced by
 
     %y = func.call @xr_gemm_<i>(%A, %B, [%scale], [%shift], [%residual])
 
-of a private declaration that carries the GEMM's geometry as JSON (`xrelay.kernel`):
-sizes, strides of A and B, batch loops with their strides. A convolution that is not 1x1
+of a private declaration that carries the GEMM's geometry as a `#kernel.gemm` attribute
+(`xrelay.kernel`, dialects/kernel.py): sizes, strides of A and B, batch loops with their
+strides, the epilogue. `prepack-weights` then gives weights that are parameters the
+kernel's packed layout. A convolution that is not 1x1
 with unit stride first gathers its input into columns [n, g, C/g, kh, kw, OH, OW] (one
 linalg.generic); a 1x1 convolution reads its input in place. `lowering/kernels/wrappers.py`
 turns each declaration into a small LLVM function that loops over the batch and calls
-`xr_sgemm`. Set XRELAY_KERNELS=0 to keep the plain linalg lowerings (for comparison).
+`xr_sgemm`. `select-kernels{enabled=false}` keeps the plain linalg lowerings (for
+comparison; `xrelay.build(..., kernels=False)`).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    FunctionType,
-    ModuleOp,
-    StringAttr,
-    TensorType,
-    UnitAttr,
-    f32,
-)
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
-from xrelay.lowering.kernels.prepack import padded
+from xrelay.dialects.kernel import GemmAttr, GemmSpec
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
-from xrelay.signature import NAME_ATTR, PARAM_ATTR
 
-KERNEL_ATTR = "xrelay.kernel"
-PACK_ATTR = "xrelay.pack"  # on a parameter added for a packed weight: how to build it
-
-
-@dataclass
-class GemmSpec:
-    """C[b][i, j] = sum_k A[b][i, k] B[b][k, j] per batch index b (nested loops `batch`,
-    each (count, A stride, B stride, C stride, vector stride)), then the epilogue."""
-
-    m: int
-    n: int
-    k: int
-    rsa: int
-    csa: int
-    rsb: int
-    csb: int
-    ldc: int
-    batch: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-    per_row: bool = False  # scale/shift index rows (conv channels) or columns
-    scale: bool = False
-    shift: bool = False
-    residual: bool = False
-    relu: bool = False
-    a_packed: bool = False  # operands packed at build time (lowering/kernels/prepack.py)
-    b_packed: bool = False
-    mpad: int = 0
-    npad: int = 0
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> GemmSpec:
-        data = json.loads(text)
-        data["batch"] = [tuple(b) for b in data["batch"]]
-        return cls(**data)
+KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 
 
 @dataclass
@@ -123,7 +79,8 @@ def _contraction(op: Operation) -> Anchor | None:
         rsb, csb = (1, k) if tb else (n, 1)
         spec = GemmSpec(m, n, k, rsa, csa, rsb, csb, n)
         if isinstance(op, relay.BatchMatmulOp) and out[0] > 1:
-            spec.batch = [(out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)]
+            batch = (out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)
+            spec = replace(spec, batch=(batch,))
         return Anchor(op, a, b, spec, len(out) - 1, n)
     return None
 
@@ -143,14 +100,13 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
         return None
     ohw, kk = oh * ow, cg * kh * kw
     pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
-    spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw)
     if pointwise:  # B is the input itself: [n, g, C/g, H*W]
         b_group, b_image = cg * ohw, c_all * ohw
     else:  # B is the column tensor [n, g, C/g*kh*kw, OH*OW]
         b_group, b_image = kk * ohw, g * kk * ohw
-    spec.batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
-    spec.batch = [b for b in spec.batch if b[0] > 1]
-    spec.per_row = True
+    batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
+    batch = tuple(b for b in batch if b[0] > 1)
+    spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True)
     return Anchor(op, op.weight, op.data, spec, 1, o_all, columns=not pointwise)
 
 
@@ -289,54 +245,31 @@ def _columns(e: Emitter, conv: relay.Conv2DOp) -> SSAValue:
     return e.map([], [n, g, cg, kh, kw, oh, ow], f32, body)
 
 
-def _declaration(
+DeclarationCache = dict[tuple[GemmSpec, tuple[str, ...]], str]
+
+
+def gemm_declaration(
     module: ModuleOp,
-    cache: dict[str, str],
+    cache: DeclarationCache,
     spec: GemmSpec,
     args: list[SSAValue],
     result: TensorType,
 ) -> str:
-    key = spec.to_json() + "|" + ",".join(str(v.type) for v in args)
+    """The name of a GEMM declaration for `spec` on these operand types, added to the
+    module on first use (identical GEMMs share one)."""
+    key = (spec, tuple(str(v.type) for v in args))
     if key not in cache:
         name = f"xr_gemm_{len(cache)}"
         decl = func.FuncOp.external(name, [v.type for v in args], [result])
-        decl.attributes[KERNEL_ATTR] = StringAttr(spec.to_json())
+        decl.attributes[KERNEL_ATTR] = GemmAttr(spec)
         module.body.block.add_op(decl)
         cache[key] = name
     return cache[key]
 
 
-def _param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
-    """The name of the parameter `value` is, if it is one of fn's parameters."""
-    if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
-        return None
-    if fn.arg_attrs is None:
-        return None
-    entries = fn.arg_attrs.data[value.index].data
-    name = entries.get(NAME_ATTR)
-    return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
-
-
-def _packed_param(fn: func.FuncOp, source: str, size: int, request: dict) -> SSAValue:
-    """A new parameter of fn that build() fills with `source` packed as `request` says."""
-    block = fn.body.block
-    arg = block.insert_arg(TensorType(f32, [size]), len(block.args))
-    assert fn.arg_attrs is not None
-    entry = {
-        NAME_ATTR: StringAttr(f"{source}.packed{len(block.args)}"),
-        PARAM_ATTR: UnitAttr(),
-        PACK_ATTR: StringAttr(json.dumps({"from": source, **request}, sort_keys=True)),
-    }
-    fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
-    fn.function_type = FunctionType.from_lists(
-        [a.type for a in block.args], fn.function_type.outputs.data
-    )
-    return arg
-
-
 def select_kernels(module: ModuleOp) -> int:
     """Rewrite every anchor chain of the module's functions; returns how many."""
-    cache: dict[str, str] = {}
+    cache: DeclarationCache = {}
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         for op in list(fn.walk()):
@@ -353,7 +286,7 @@ def select_kernels(module: ModuleOp) -> int:
     return count
 
 
-def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
+def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
     end = chain.ops[-1]
     rewriter = Rewriter()
     for op in chain.pending:
@@ -363,29 +296,16 @@ def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
     anchor, spec = chain.anchor, chain.anchor.spec
     b = _columns(e, anchor.op) if anchor.columns else anchor.b
     args = [anchor.a, b]
-    fn = end.parent_op()
-    if isinstance(fn, func.FuncOp) and spec.m > 3:  # weights: packed once, at build time
-        conv = isinstance(anchor.op, relay.Conv2DOp)
-        weight = anchor.a if conv else b
-        name = _param_name(fn, weight)
-        if conv and name is not None:
-            groups = anchor.op.attrs.groups
-            spec.a_packed, spec.mpad = True, padded(spec.m, 6)
-            spec.batch = [
-                (c, spec.mpad * spec.k if sa else 0, sb, sc, sv) for c, sa, sb, sc, sv in spec.batch
-            ]
-            request = {"operand": "a", "groups": groups, "rows": spec.m, "k": spec.k}
-            args[0] = _packed_param(fn, name, groups * spec.mpad * spec.k, request)
-        elif not conv and not spec.batch and name is not None:
-            spec.b_packed, spec.npad = True, padded(spec.n, 16)
-            rows_are_n = isinstance(anchor.op, relay.DenseOp) or anchor.op.attrs.transpose_b
-            request = {"operand": "b", "transpose": not rows_are_n, "rows": spec.n, "k": spec.k}
-            args[1] = _packed_param(fn, name, spec.npad * spec.k, request)
-    spec.scale, spec.shift = chain.scale is not None, chain.shift is not None
-    spec.residual, spec.relu = chain.residual is not None, chain.relu
+    spec = replace(
+        spec,
+        scale=chain.scale is not None,
+        shift=chain.shift is not None,
+        residual=chain.residual is not None,
+        relu=chain.relu,
+    )
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
     result_type = chain.value.type
-    name = _declaration(module, cache, spec, args, result_type)
+    name = gemm_declaration(module, cache, spec, args, result_type)
     call = func.CallOp(name, args, [result_type])
     y = e.insert(call)
     chain.value.replace_all_uses_with(y)
@@ -395,11 +315,13 @@ def _rewrite(module: ModuleOp, cache: dict[str, str], chain: Chain) -> None:
 
 @dataclass(frozen=True)
 class SelectKernels(ModulePass):
-    """Products and convolutions with their epilogues -> runtime GEMM calls. No options;
-    XRELAY_KERNELS=0 disables it."""
+    """Products and convolutions with their epilogues -> runtime GEMM calls.
+    Options: enabled=false keeps the plain linalg lowerings (for comparison)."""
 
     name = "select-kernels"
 
+    enabled: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if os.environ.get("XRELAY_KERNELS", "1") != "0":
+        if self.enabled:
             select_kernels(op)

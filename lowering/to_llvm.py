@@ -5,8 +5,9 @@ Memrefs are statically shaped, row-major and contiguous, so a memref is a bare `
 to its first element: `memref.load %m[%i, %j]` is a GEP by `i * stride0 + j` and a load,
 `memref.reinterpret_cast` is the same pointer. `index` is i64. `memref.alloc` / `dealloc`
 call malloc / free; `memref.global` becomes an `llvm.mlir.global` of a flat array. Math
-without an LLVM intrinsic (erf) calls libm. Every function gets external linkage (xDSL's
-default is internal) and returns void: results are out-parameters after bufferize.
+without an LLVM instruction or intrinsic (erf, tan) calls libm, by the names in relay's
+unary table. Every function gets external linkage (xDSL's default is internal) and returns
+void: results are out-parameters after bufferize.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xrelay.dialects import relay
 from xrelay.dialects.arith_extras import RemFOp
 from xrelay.errors import Error
 from xrelay.lowering import llvm_extras
@@ -117,14 +119,10 @@ FLOAT_INTRINSICS: dict[type[Operation], str] = {
     math.TanhOp: "tanh",
 }
 
-LIBM = {
-    math.ErfOp: ("erff", "erf"),
-    math.AsinOp: ("asinf", "asin"),
-    math.AcosOp: ("acosf", "acos"),
-    math.AtanOp: ("atanf", "atan"),
-    math.AsinhOp: ("asinhf", "asinh"),
-    math.AcoshOp: ("acoshf", "acosh"),
-    math.AtanhOp: ("atanhf", "atanh"),
+# math op -> the C functions (for f32, for f64) to call, for the math ops LLVM has no
+# instruction or intrinsic for: the rows of relay.UNARY_TABLE name them beside their math op.
+LIBM: dict[type[Operation], tuple[str, str]] = {
+    row.math: row.libm for row in relay.UNARY_TABLE if row.math is not None and row.libm is not None
 }
 
 CASTS = (

@@ -81,46 +81,16 @@ BINARY = {
     relay.LogicalXorOp: np.logical_xor,
 }
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-UNARY = {
-    relay.BitwiseNotOp: np.invert,
-    relay.NegativeOp: np.negative,
-    relay.AbsOp: np.abs,
-    relay.SignOp: np.sign,
-    relay.LogicalNotOp: np.logical_not,
-    relay.IsNanOp: np.isnan,
-    relay.ExpOp: np.exp,
-    relay.LogOp: np.log,
-    relay.SqrtOp: np.sqrt,
-    relay.RsqrtOp: lambda x: 1 / np.sqrt(x),
-    relay.ReciprocalOp: lambda x: 1 / x,
-    relay.TanhOp: np.tanh,
-    relay.SigmoidOp: lambda x: 1 / (1 + np.exp(-x)),
-    relay.ErfOp: lambda x: _erf(x.astype(np.float64)),
-    relay.FloorOp: np.floor,
-    relay.CeilOp: np.ceil,
-    relay.RoundOp: np.round,
-    relay.SinOp: np.sin,
-    relay.CosOp: np.cos,
-    relay.AsinOp: np.arcsin,
-    relay.AcosOp: np.arccos,
-    relay.AtanOp: np.arctan,
-    relay.AsinhOp: np.arcsinh,
-    relay.AcoshOp: np.arccosh,
-    relay.AtanhOp: np.arctanh,
-    relay.ReluOp: lambda x: np.maximum(x, x.dtype.type(0)),
-}
-
 
 @impl(*BINARY)
 def binary(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return BINARY[type(op)](a, b)
 
 
-@impl(*UNARY)
+@impl(*relay.UNARY_ROWS)
 def unary(op, x: np.ndarray) -> np.ndarray:
-    return UNARY[type(op)](x)
+    """The numpy function of the op's row in the unary table (dialects/relay/elementwise.py)."""
+    return relay.UNARY_ROWS[type(op)].numpy(x)
 
 
 @impl(relay.WhereOp)

@@ -28,7 +28,7 @@ from xrelay.ir import parse_module, verify_module
 def load_module(path: Path) -> ModuleOp:
     """A verified module from a textual IR file or an ONNX model."""
     if path.suffix == ".onnx":
-        from xrelay.frontends.onnx import from_onnx
+        from xrelay import from_onnx
 
         module, _ = from_onnx(str(path))
         return module
@@ -82,7 +82,7 @@ def _read_inputs(specs: list[str]) -> dict[str, np.ndarray]:
 def cmd_run(args: argparse.Namespace) -> None:
     import time
 
-    from xrelay.frontends.onnx import from_onnx
+    from xrelay import from_onnx
     from xrelay.lowering import build
     from xrelay.signature import FunctionSignature, main_function
 

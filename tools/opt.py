@@ -12,18 +12,43 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 from xrelay.errors import Error
-from xrelay.ir import parse_module, verify_module
+from xrelay.ir import dialect_factories, parse_module, verify_module
+
+
+@dataclass(frozen=True)
+class LLVMTarget(Target):
+    """`-t llvm`: the LLVM IR `xrelay.build` compiles, the runtime (emit-runtime) linked in."""
+
+    name = "llvm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        from xrelay.lowering.jit import llvm_ir
+
+        output.write(llvm_ir(module))
 
 
 class XRelayOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None) -> None:
         super().__init__(description="xrelay modular optimizer driver", args=args)
+
+    def register_all_dialects(self) -> None:
+        for name, factory in dialect_factories().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_targets(self) -> None:
+        # ours first: the base class keeps the first target registered under a name
+        self.available_targets["llvm"] = lambda: LLVMTarget
+        super().register_all_targets()
 
     def setup_pipeline(self) -> None:
         started = time.perf_counter()

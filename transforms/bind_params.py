@@ -18,9 +18,9 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, NameLoc, NoneAttr, StringAttr
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects.constants import constant_ops
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.errors import Error
-from xrelay.frontends.common import constant_ops
 from xrelay.signature import FunctionSignature, main_function
 
 

@@ -27,8 +27,8 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
+from xrelay.dialects.constants import constant_ops, constant_value
 from xrelay.dialects.relay.base import RelayOp
-from xrelay.frontends.common import constant_ops, constant_value
 from xrelay.reference import evaluate_op
 
 

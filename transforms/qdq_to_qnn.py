@@ -29,9 +29,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, i32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xrelay.dialects import qnn, relay
+from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import dtype_range
-from xrelay.frontends.common import constant_value
 from xrelay.transforms.pattern import PatternCallback, is_constant, is_op, rewrite, wildcard
 
 

@@ -1,9 +1,10 @@
 """Canonical quantized IR, so one backend pattern matches a model however it was imported.
 
 `qnn-fold-quantize-constants`: `qnn.quantize` of a constant with constant parameters
-becomes the integer constant it computes (TVM's QnnQuantizeConstFold). Frontends that
-keep float weights (PyTorch's `keep_quantized_weight=False`) then give the same int8
-weights and int32 biases as frontends that import them as integers.
+becomes the integer constant it computes, evaluated with the reference executor as
+`fold-constants` does (TVM's QnnQuantizeConstFold). Frontends that keep float weights
+(PyTorch's `keep_quantized_weight=False`) then give the same int8 weights and int32 biases
+as frontends that import them as integers.
 
     %wq = qnn.quantize %w_f32, %s, %z {out_dtype = i8}   ->   %wq = relay.constant dense<...> : tensor<...xi8>
 
@@ -24,11 +25,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.passes import ModulePass
 from xrelay.dialects import qnn, relay
+from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import QUANTIZED_TYPES, check_params, dtype_range
-from xrelay.frontends.common import constant_value
 from xrelay.ir import location_str
-from xrelay.reference.qnn import from_real
+from xrelay.reference import evaluate_op
 from xrelay.transforms.pattern import PatternCallback, is_constant, is_op, rewrite, wildcard
 
 
@@ -40,7 +41,7 @@ class FoldQuantizeConstant(PatternCallback):
         op = pre.owner
         data, scale, zp = (constant_value(v) for v in op.operands)
         check_params(scale, zp, op.attrs.out_dtype, location_str(op))
-        values = from_real(data, scale, zp, op.attrs.axis, op.attrs.out_dtype)
+        (values,) = evaluate_op(op, [data, scale, zp])
         return self.emit(relay.ConstantOp(dense_from_numpy(values)))
 
 

@@ -163,10 +163,11 @@ def tensor(shape: Sequence[int], elem: Attribute) -> TensorType:
 
 
 class RelayCanonicalization(HasCanonicalizationPatternsTrait):
-    """Every relay op's canonicalization patterns, from `xrelay.transforms.canonicalize`."""
+    """Every relay op's canonicalization patterns, from `dialects/relay/canonicalize.py`
+    (imported on first use: the patterns build relay ops, so they load after the dialect)."""
 
     def get_patterns(self, op: type[Operation]) -> tuple[Any, ...]:
-        from xrelay.transforms.canonicalize import CANONICALIZATION
+        from xrelay.dialects.relay.canonicalize import CANONICALIZATION
 
         return CANONICALIZATION.get(op, ())
 

@@ -1,13 +1,22 @@
 """Elementwise relay ops: binary arithmetic with numpy broadcasting, comparisons, logical
-ops, `where`, unary math, activations, `clip` and `cast`."""
+ops, `where`, unary math, activations, `clip` and `cast`.
+
+`UNARY_TABLE` (at the bottom) has one row per attribute-free unary op: what it computes on
+numpy arrays and the math-dialect op (and libm function) its lowering emits. The reference
+executor, relay-to-linalg and to-llvm read it, so a new unary op is its class and its row."""
 
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import erf as _scalar_erf
 from typing import ClassVar
 
+import numpy as np
+from xdsl.dialects import math
 from xdsl.dialects.builtin import IntegerType, TensorType, i1
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
 from xrelay.errors import ShapeError
@@ -517,6 +526,48 @@ class CosOp(UnaryOp):
 
 
 @irdl_op_definition
+class TanOp(UnaryOp):
+    """Elementwise tangent."""
+
+    name = "relay.tan"
+
+
+@irdl_op_definition
+class Log1pOp(UnaryOp):
+    """Elementwise `log(1 + x)`, accurate for small x."""
+
+    name = "relay.log1p"
+
+
+@irdl_op_definition
+class Log2Op(UnaryOp):
+    """Elementwise base-2 logarithm."""
+
+    name = "relay.log2"
+
+
+@irdl_op_definition
+class Log10Op(UnaryOp):
+    """Elementwise base-10 logarithm."""
+
+    name = "relay.log10"
+
+
+@irdl_op_definition
+class Expm1Op(UnaryOp):
+    """Elementwise `exp(x) - 1`, accurate for small x."""
+
+    name = "relay.expm1"
+
+
+@irdl_op_definition
+class TruncOp(UnaryOp):
+    """Elementwise round toward zero."""
+
+    name = "relay.trunc"
+
+
+@irdl_op_definition
 class ReluOp(NumericUnaryOp):
     """Elementwise `max(x, 0)`."""
 
@@ -633,6 +684,86 @@ class ReinterpretOp(ConvertOp):
             )
 
 
+# --- the unary table -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnaryRow:
+    """One attribute-free unary op as the reference executor, relay-to-linalg and to-llvm
+    read it.
+
+    - `numpy`: the op on a numpy array (the reference runs it and casts to the result type).
+    - `math`: the math-dialect op relay-to-linalg applies to each element; None for the ops
+      whose element body that lowering writes by hand (integer and i1 ops, compositions).
+    - `libm`: the C functions (for f32, for f64) to-llvm calls for `math`; None when LLVM has
+      an instruction or intrinsic for it (to-llvm's own tables).
+    """
+
+    op: type[UnaryOp]
+    numpy: Callable[[np.ndarray], np.ndarray]
+    math: type[Operation] | None = None
+    libm: tuple[str, str] | None = None
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return 1 / np.sqrt(x)
+
+
+def _reciprocal(x: np.ndarray) -> np.ndarray:
+    return 1 / x
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:  # numpy has no erf
+    return np.vectorize(_scalar_erf, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, x.dtype.type(0))
+
+
+UNARY_TABLE: list[UnaryRow] = [
+    # integer and i1 ops, and compositions: element bodies written in relay-to-linalg
+    UnaryRow(BitwiseNotOp, np.invert),
+    UnaryRow(NegativeOp, np.negative),
+    UnaryRow(AbsOp, np.abs),
+    UnaryRow(SignOp, np.sign),
+    UnaryRow(LogicalNotOp, np.logical_not),
+    UnaryRow(IsNanOp, np.isnan),
+    UnaryRow(ReciprocalOp, _reciprocal),
+    UnaryRow(SigmoidOp, _sigmoid),
+    UnaryRow(ReluOp, _relu),
+    # one math op per element, an LLVM instruction or intrinsic
+    UnaryRow(ExpOp, np.exp, math=math.ExpOp),
+    UnaryRow(LogOp, np.log, math=math.LogOp),
+    UnaryRow(SqrtOp, np.sqrt, math=math.SqrtOp),
+    UnaryRow(RsqrtOp, _rsqrt, math=math.RsqrtOp),
+    UnaryRow(TanhOp, np.tanh, math=math.TanhOp),
+    UnaryRow(FloorOp, np.floor, math=math.FloorOp),
+    UnaryRow(CeilOp, np.ceil, math=math.CeilOp),
+    UnaryRow(RoundOp, np.round, math=math.RoundEvenOp),
+    UnaryRow(TruncOp, np.trunc, math=math.TruncOp),
+    UnaryRow(SinOp, np.sin, math=math.SinOp),
+    UnaryRow(CosOp, np.cos, math=math.CosOp),
+    # one math op per element, a libm call
+    UnaryRow(ErfOp, _erf, math=math.ErfOp, libm=("erff", "erf")),
+    UnaryRow(TanOp, np.tan, math=math.TanOp, libm=("tanf", "tan")),
+    UnaryRow(AsinOp, np.arcsin, math=math.AsinOp, libm=("asinf", "asin")),
+    UnaryRow(AcosOp, np.arccos, math=math.AcosOp, libm=("acosf", "acos")),
+    UnaryRow(AtanOp, np.arctan, math=math.AtanOp, libm=("atanf", "atan")),
+    UnaryRow(AsinhOp, np.arcsinh, math=math.AsinhOp, libm=("asinhf", "asinh")),
+    UnaryRow(AcoshOp, np.arccosh, math=math.AcoshOp, libm=("acoshf", "acosh")),
+    UnaryRow(AtanhOp, np.arctanh, math=math.AtanhOp, libm=("atanhf", "atanh")),
+    UnaryRow(Log1pOp, np.log1p, math=math.Log1pOp, libm=("log1pf", "log1p")),
+    UnaryRow(Log2Op, np.log2, math=math.Log2Op, libm=("log2f", "log2")),
+    UnaryRow(Log10Op, np.log10, math=math.Log10Op, libm=("log10f", "log10")),
+    UnaryRow(Expm1Op, np.expm1, math=math.ExpM1Op, libm=("expm1f", "expm1")),
+]
+UNARY_ROWS: dict[type[UnaryOp], UnaryRow] = {row.op: row for row in UNARY_TABLE}
+
 BINARY_OPS = [
     AddOp,
     SubtractOp,
@@ -648,31 +779,11 @@ BINARY_OPS = [
 INTEGER_OPS = [LeftShiftOp, RightShiftOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp]
 COMPARE_OPS = [EqualOp, NotEqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp]
 LOGICAL_OPS = [LogicalAndOp, LogicalOrOp, LogicalXorOp, LogicalNotOp, IsNanOp]
-UNARY_OPS = [
-    NegativeOp,
-    AbsOp,
-    SignOp,
-    ExpOp,
-    LogOp,
-    SqrtOp,
-    RsqrtOp,
-    ReciprocalOp,
-    TanhOp,
-    SigmoidOp,
-    ErfOp,
-    FloorOp,
-    CeilOp,
-    RoundOp,
-    SinOp,
-    CosOp,
-    AsinOp,
-    AcosOp,
-    AtanOp,
-    AsinhOp,
-    AcoshOp,
-    AtanhOp,
-]
 ACTIVATION_OPS = [ReluOp, LeakyReluOp, PReluOp, ClipOp, CastOp, ReinterpretOp]
+# unary math: the rows not listed with the integer, logical or activation ops
+UNARY_OPS = [
+    row.op for row in UNARY_TABLE if row.op not in (*INTEGER_OPS, *LOGICAL_OPS, *ACTIVATION_OPS)
+]
 ELEMENTWISE_OPS = [
     *BINARY_OPS,
     *INTEGER_OPS,

@@ -1,7 +1,7 @@
 """ONNX ops with no relay op of their own, composed of relay ops at import time:
 RMSNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization, Trilu,
 Hardmax, OneHot, CumSum, CumProd, CenterCropPad, EyeLike, SpaceToDepth, DepthToSpace, and the small activations
-(Swish, ThresholdedRelu, Celu, Softsign, Shrink, Mish, HardSwish, IsInf, Tan, Sinh, Cosh).
+(Swish, ThresholdedRelu, Celu, Softsign, Shrink, Mish, HardSwish, IsInf, Sinh, Cosh).
 Masks and index ranges are constants: shapes are static."""
 
 from __future__ import annotations
@@ -306,12 +306,6 @@ def is_inf(b: Node) -> SSAValue:
     if detect_neg:
         return neg
     return b.emit(relay.LogicalAndOp(pos, neg))  # never both: all false
-
-
-@onnx_op("Tan", since=7)
-def tan(b: Node) -> SSAValue:
-    x = b.input(0)
-    return b.emit(relay.DivideOp(b.emit(relay.SinOp(x)), b.emit(relay.CosOp(x))))
 
 
 def _exp_pair(b: Node) -> tuple[SSAValue, SSAValue]:

@@ -137,6 +137,7 @@ UNARY = {
     "Round": relay.RoundOp,
     "Sin": relay.SinOp,
     "Cos": relay.CosOp,
+    "Tan": relay.TanOp,
     "Asin": relay.AsinOp,
     "Acos": relay.AcosOp,
     "Atan": relay.AtanOp,

@@ -377,11 +377,10 @@ def from_onnx(
     dtype: DtypeArg = "float32",
     opset: int | None = None,
     freeze_params: bool = False,
-    fold_qdq: bool = True,
     const_inputs: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-    """Import an ONNX model: `(module, params)`. See the module docstring. With `fold_qdq`,
-    QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`).
+    """Import an ONNX model: `(module, params)`. See the module docstring. QDQ groups stay
+    dequantize -> float op -> quantize (`xrelay.from_onnx` folds them into qnn ops).
     `const_inputs` binds graph inputs to values at import time (inputs that determine
     shapes, such as reduction axes or a Reshape target, which static shapes need known);
     they are no longer inputs of @main."""
@@ -390,9 +389,4 @@ def from_onnx(
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()
     verify_module(module)
-    if fold_qdq:
-        from xrelay.transforms.qdq_to_qnn import fold_qdq as fold
-
-        params = fold(module, params)
-        verify_module(module)
     return module, params

@@ -5,7 +5,7 @@ QLinearAdd, QLinearMul, QGemm, QLinearConcat and QLinearGlobalAveragePool.
 Scales and zero points known at import time (initializers, even when weights stay
 parameters) are checked (finite non-zero scales, zero points in range, per-axis lengths)
 and emitted as constants: f32 scales, i32 zero points, as qnn expects. QDQ groups are
-folded into qnn ops after import by the `qdq-to-qnn` pass (`from_onnx(fold_qdq=True)`).
+folded into qnn ops after import by the `qdq-to-qnn` pass (`xrelay.from_onnx(fold_qdq=True)`).
 """
 
 from __future__ import annotations

@@ -53,6 +53,11 @@ FLOAT_UNARY = {
     "erf": relay.ErfOp,
     "sin": relay.SinOp,
     "cos": relay.CosOp,
+    "tan": relay.TanOp,
+    "log1p": relay.Log1pOp,
+    "log2": relay.Log2Op,
+    "log10": relay.Log10Op,
+    "expm1": relay.Expm1Op,
 }
 SAME_TYPE_UNARY = {
     "neg": relay.NegativeOp,
@@ -61,6 +66,8 @@ SAME_TYPE_UNARY = {
     "relu": relay.ReluOp,
     "floor": relay.FloorOp,
     "ceil": relay.CeilOp,
+    "trunc": relay.TruncOp,
+    "fix": relay.TruncOp,
 }
 
 

@@ -41,7 +41,6 @@ from xrelay.frontends.pytorch.convert import (
     shape_proxy,
 )
 from xrelay.frontends.pytorch.registry import lookup
-from xrelay.ir import verify_module
 
 # Ops that only assert facts torch already checked at export time.
 NO_OPS = {"aten::_assert_tensor_metadata", "aten::_assert_scalar", "aten::sym_constrain_range"}
@@ -286,11 +285,11 @@ def _check_against_meta(node: Node, out: Any) -> None:
 
 
 def from_exported_program(
-    exported_program: ExportedProgram, keep_params_as_inputs: bool = True, fold_qdq: bool = True
+    exported_program: ExportedProgram, keep_params_as_inputs: bool = True
 ) -> tuple[ModuleOp, dict[str, Any]]:
-    """Import a `torch.export` program: `(module, params)`. See the module docstring. With
-    `fold_qdq`, a PT2E-quantized program's dequantize -> op -> quantize groups become qnn
-    ops (`qdq-to-qnn`; its scale and zero-point buffers become constants)."""
+    """Import a `torch.export` program: `(module, params)`. See the module docstring. A
+    PT2E-quantized program's dequantize -> op -> quantize groups stay as they are
+    (`xrelay.from_exported_program` folds them into qnn ops)."""
     if not isinstance(exported_program, ExportedProgram):
         raise Error(
             f"from_exported_program expects a torch.export.ExportedProgram, got "
@@ -300,10 +299,4 @@ def from_exported_program(
         ep = exported_program.run_decompositions()
     except Exception as e:  # noqa: BLE001 - torch decomposition failures of any kind
         raise Error(f"decomposing the exported program to core ATen failed: {e}") from None
-    module, params = ProgramImporter(ep, keep_params_as_inputs).build()
-    if fold_qdq:
-        from xrelay.transforms.qdq_to_qnn import fold_qdq as fold
-
-        params = fold(module, params)
-        verify_module(module)
-    return module, params
+    return ProgramImporter(ep, keep_params_as_inputs).build()

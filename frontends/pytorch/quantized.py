@@ -17,7 +17,7 @@ makes it a requantize to the narrow type).
 
 PT2E programs (torchao's `convert_pt2e`): `quantized_decomposed.quantize_per_tensor`,
 `dequantize_per_tensor` and `dequantize_per_channel` become qnn.quantize / dequantize;
-`from_exported_program` then folds the QDQ groups (`qdq-to-qnn`).
+`xrelay.from_exported_program` then folds the QDQ groups (`qdq-to-qnn`).
 """
 
 from __future__ import annotations

@@ -5,12 +5,16 @@ exported program and for `aten::add` in TorchScript), so one converter serves bo
 converter that must tell overloads apart reads `c.overload`. In-place variants ("aten::add_")
 use the functional converter. A converter takes a `Call` and returns the op's outputs: one
 value, or a list/tuple for several (SSA values, or Python/torch values known at import time).
+Registering a second converter for a name already registered raises at import, so neither
+silently wins.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from xrelay.errors import Error
 
 if TYPE_CHECKING:
     from xrelay.frontends.pytorch.call import Call
@@ -21,11 +25,20 @@ CONVERTERS: dict[str, Converter] = {}
 
 
 def aten_op(*names: str, namespace: str = "aten") -> Callable[[Converter], Converter]:
-    """Register a converter for each of `names` (without namespace and overload)."""
+    """Register a converter for each of `names` (without namespace and overload); raises Error
+    if one of them already has a converter."""
 
     def register(fn: Converter) -> Converter:
-        for name in names:
-            CONVERTERS[f"{namespace}::{name}"] = fn
+        kinds = [f"{namespace}::{name}" for name in names]
+        for kind in kinds:
+            other = CONVERTERS.get(kind)
+            if other is not None:
+                raise Error(
+                    f"two converters for {kind}: {other.__module__}.{other.__qualname__} and "
+                    f"{fn.__module__}.{fn.__qualname__}; remove one"
+                )
+        for kind in kinds:
+            CONVERTERS[kind] = fn
         return fn
 
     return register

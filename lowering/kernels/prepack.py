@@ -6,6 +6,7 @@ a panel, rows past the end zero."""
 from __future__ import annotations
 
 import numpy as np
+from xrelay.dialects.kernel import PackSpec
 from xrelay.lowering.kernels.gemm import KC
 
 
@@ -26,29 +27,11 @@ def pack_panels(mat: np.ndarray, width: int) -> np.ndarray:
     return np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
 
 
-def prepack_params(module, params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The packed parameters `select-kernels` asked for (arguments of @main with
-    `xrelay.pack`), computed from `params`."""
-    import json
-
-    from xdsl.dialects.builtin import StringAttr
-    from xrelay.lowering.select_kernels import PACK_ATTR
-    from xrelay.signature import NAME_ATTR, main_function
-
-    fn = main_function(module)
-    out: dict[str, np.ndarray] = {}
-    for entry in fn.arg_attrs.data if fn.arg_attrs is not None else []:
-        request = entry.data.get(PACK_ATTR)
-        if not isinstance(request, StringAttr):
-            continue
-        spec = json.loads(request.data)
-        name = entry.data[NAME_ATTR].data
-        source = np.asarray(params[spec["from"]], np.float32)
-        rows, k = spec["rows"], spec["k"]
-        if spec["operand"] == "a":  # conv weights [O, C/g, kh, kw] -> per group [O/g, K]
-            groups = source.reshape(spec["groups"], rows, k)
-            out[name] = np.concatenate([pack_panels(g, 6) for g in groups])
-        else:  # B's columns as rows: [N, K]
-            mat = source.reshape(-1, source.shape[-1])
-            out[name] = pack_panels(mat.T if spec["transpose"] else mat, 16)
-    return out
+def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
+    """The packed array `spec` describes, made from the parameter's array."""
+    source = np.asarray(source, np.float32)
+    if spec.operand == "a":  # conv weights [O, C/g, kh, kw] -> per group [O/g, K]
+        groups = source.reshape(spec.groups, spec.rows, spec.k)
+        return np.concatenate([pack_panels(g, 6) for g in groups])
+    mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
+    return pack_panels(mat.T if spec.transpose else mat, 16)

@@ -8,12 +8,13 @@ Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], then C.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
+from xrelay.dialects.kernel import GemmAttr, GemmSpec
 from xrelay.lowering.kernels import gemm
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
 from xrelay.lowering.plan_buffers import arena_definitions
-from xrelay.lowering.select_kernels import KERNEL_ATTR, GemmSpec
+from xrelay.lowering.select_kernels import KERNEL_ATTR
 
 
 def kernel_specs(module: ModuleOp) -> dict[str, GemmSpec]:
@@ -22,8 +23,8 @@ def kernel_specs(module: ModuleOp) -> dict[str, GemmSpec]:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and not op.body.blocks:
             attr = op.attributes.get(KERNEL_ATTR)
-            if isinstance(attr, StringAttr):
-                specs[op.sym_name.data] = GemmSpec.from_json(attr.data)
+            if isinstance(attr, GemmAttr):
+                specs[op.sym_name.data] = attr.data
     return specs
 
 

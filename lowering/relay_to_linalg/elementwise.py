@@ -1,11 +1,12 @@
 """Lowerings of dialects/relay/elementwise.py: each op is one elementwise linalg.generic,
-operands broadcast through their indexing maps."""
+operands broadcast through their indexing maps. A unary op applies the math op of its row in
+the unary table (relay.UNARY_TABLE) to each element, or its hand-written scalar body."""
 
 from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f64, i1
+from xdsl.dialects.builtin import f16, f32, f64, i1
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
@@ -34,32 +35,17 @@ COMPARE_PREDICATES = {
     relay.GreaterEqualOp: "ge",
 }
 
-UNARY_KINDS = {
+# The unary rows without a math op (dialects/relay/elementwise.py: UNARY_TABLE) and the
+# scalar body each is written as (builder.scalar_unary).
+HAND_WRITTEN_UNARY = {
     relay.BitwiseNotOp: "bitnot",
     relay.NegativeOp: "neg",
     relay.AbsOp: "abs",
     relay.SignOp: "sign",
     relay.LogicalNotOp: "not",
     relay.IsNanOp: "isnan",
-    relay.ExpOp: "exp",
-    relay.LogOp: "log",
-    relay.SqrtOp: "sqrt",
-    relay.RsqrtOp: "rsqrt",
     relay.ReciprocalOp: "reciprocal",
-    relay.TanhOp: "tanh",
     relay.SigmoidOp: "sigmoid",
-    relay.ErfOp: "erf",
-    relay.FloorOp: "floor",
-    relay.CeilOp: "ceil",
-    relay.RoundOp: "round",
-    relay.SinOp: "sin",
-    relay.CosOp: "cos",
-    relay.AsinOp: "asin",
-    relay.AcosOp: "acos",
-    relay.AtanOp: "atan",
-    relay.AsinhOp: "asinh",
-    relay.AcoshOp: "acosh",
-    relay.AtanhOp: "atanh",
     relay.ReluOp: "relu",
 }
 
@@ -191,9 +177,21 @@ def lower_where(e: Emitter, op: relay.WhereOp) -> SSAValue:
 
 
 def lower_unary(e: Emitter, op) -> SSAValue:
+    """The row's math op on each element (f16 computed in f32: libm has no half-precision
+    functions), or the op's hand-written body."""
     shape, elem = _result(op)
-    kind = UNARY_KINDS[type(op)]
-    return e.map([op.data], shape, elem, lambda b: b.unary(kind, b.args[0]))
+    math_op = relay.UNARY_ROWS[type(op)].math
+    if math_op is None:
+        kind = HAND_WRITTEN_UNARY[type(op)]
+        return e.map([op.data], shape, elem, lambda b: b.unary(kind, b.args[0]))
+
+    def body(b: Body) -> SSAValue:
+        x = b.args[0]
+        if elem != f16:
+            return b.add(math_op(x))
+        return b.cast(b.add(math_op(b.cast(x, f32))), f16)
+
+    return e.map([op.data], shape, elem, body)
 
 
 def lower_leaky_relu(e: Emitter, op: relay.LeakyReluOp) -> SSAValue:
@@ -247,7 +245,7 @@ def lower_reinterpret(e: Emitter, op: relay.ReinterpretOp) -> SSAValue:
 LOWERINGS = {
     **{cls: lower_binary for cls in BINARY_KINDS},
     **{cls: lower_compare for cls in COMPARE_PREDICATES},
-    **{cls: lower_unary for cls in UNARY_KINDS},
+    **{cls: lower_unary for cls in relay.UNARY_ROWS},
     relay.DivideOp: lower_divide,
     relay.FloorDivideOp: lower_floor_divide,
     relay.FloorModOp: lower_floor_mod,

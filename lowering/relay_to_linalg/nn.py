@@ -27,7 +27,6 @@ from xrelay.lowering.relay_to_linalg.builder import (
     shape_of,
 )
 from xrelay.lowering.relay_to_linalg.reduce import lowest, reduce_into
-from xrelay.reference.nn import avg_pool_divisors
 
 
 def view(e: Emitter, value: SSAValue, shape: list[int]) -> SSAValue:
@@ -452,6 +451,33 @@ def _pool_padding(op) -> tuple[list[int], list[int]]:
     return list(a.padding[:n_sp]), ends
 
 
+def _taps_within(out: int, pool: int, stride: int, dilation: int, lo: int, hi: int) -> np.ndarray:
+    """For each of `out` windows along one padded axis (window o's taps at
+    o * stride + k * dilation), how many taps fall in [lo, hi)."""
+    taps = np.arange(out)[:, None] * stride + np.arange(pool)[None, :] * dilation
+    return ((taps >= lo) & (taps < hi)).sum(axis=1)
+
+
+def _avg_pool_divisors(op) -> np.ndarray:
+    """What an average pool divides each output cell's sum by, over the output's spatial
+    shape: the taps on input cells, plus those on explicit padding if count_include_pad
+    (never the cells only ceil mode reads), at least 1. A window is a box, so its count is
+    the product of per-axis counts."""
+    a = op.attrs
+    n_sp = len(op.SPATIAL)
+    in_sp = shape_of(op.data)[2:]
+    out_sp = op.results[0].type.get_shape()[2:]
+    total = np.ones((), np.int64)
+    for i in range(n_sp):
+        before, after = a.padding[i], a.padding[n_sp + i]
+        lo, hi = before, before + in_sp[i]  # the input's own cells, in padded coordinates
+        if a.count_include_pad:
+            lo, hi = 0, hi + after
+        counts = _taps_within(out_sp[i], a.pool_size[i], a.strides[i], a.dilation[i], lo, hi)
+        total = np.multiply.outer(total, counts)
+    return np.maximum(total, 1)
+
+
 def lower_pool(e: Emitter, op) -> SSAValue:
     a = op.attrs
     n_sp = len(op.SPATIAL)
@@ -482,7 +508,7 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     )
     if is_max:
         return y
-    divisors = e.constant(avg_pool_divisors(op).astype(numpy_dtype(elem)))
+    divisors = e.constant(_avg_pool_divisors(op).astype(numpy_dtype(elem)))
     rank_out = 2 + n_sp
     maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
     return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)

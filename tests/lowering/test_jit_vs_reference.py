@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from jit_check import check_jit
 from xdsl.dialects.builtin import IntegerType, Signedness, f16, f32, f64, i1, i8, i32, i64
 from xrelay.dialects import relay
+
+from .jit_check import check_jit
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 

@@ -8,16 +8,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xrelay
-from jit_check import random_inputs
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Region
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import tensor_type
+from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
 from xrelay.lowering.pipeline import lower
-from xrelay.lowering.select_kernels import KERNEL_ATTR, GemmSpec
+from xrelay.lowering.select_kernels import KERNEL_ATTR
 from xrelay.signature import arg_attrs
+
+from .jit_check import random_inputs
 
 F = "float32"
 
@@ -40,7 +42,7 @@ def module(shapes, n_inputs, body) -> ModuleOp:
     return ModuleOp([fn])
 
 
-def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0):
+def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0, kernels=True):
     """Compare the JIT with the reference; arguments from index `params_from` on are
     parameters (packed at build time where they are weights)."""
     n_inputs = len(shapes) if params_from is None else params_from
@@ -49,16 +51,16 @@ def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0):
     inputs = arrays[:n_inputs]
     params = {f"x{i}": a for i, a in enumerate(arrays) if i >= n_inputs}
     want = xrelay.create_executor("debug", mod, params=params).run(*inputs)
-    got = xrelay.build(mod, params).run(*inputs)
+    got = xrelay.build(mod, params, kernels=kernels).run(*inputs)
     np.testing.assert_allclose(got[0], want[0], rtol=rtol, atol=atol)
     return mod
 
 
 def specs_after_selection(mod: ModuleOp) -> list[GemmSpec]:
     work = mod.clone()
-    lower(work, stop_after="select-kernels")
+    lower(work, stop_after="prepack-weights")
     return [
-        GemmSpec.from_json(op.attributes[KERNEL_ATTR].data)
+        op.attributes[KERNEL_ATTR].data
         for op in work.ops
         if isinstance(op, func.FuncOp) and KERNEL_ATTR in op.attributes
     ]
@@ -208,10 +210,12 @@ def test_large_product_runs_on_threads(monkeypatch):
         xrelay.build(module(shapes, 3, body))
 
 
-def test_kernels_can_be_disabled(monkeypatch):
-    monkeypatch.setenv("XRELAY_KERNELS", "0")
-    mod = check([(7, 5), (9, 5)], lambda x, w: [relay.DenseOp(x, w)])
-    assert specs_after_selection(mod) == []
+def test_kernels_can_be_disabled():
+    mod = check([(7, 5), (9, 5)], lambda x, w: [relay.DenseOp(x, w)], kernels=False)
+    work = mod.clone()
+    lower(work, stop_after="prepack-weights", options={"select-kernels": {"enabled": False}})
+    assert not any(KERNEL_ATTR in op.attributes for op in work.ops)
+    assert specs_after_selection(mod) != []
 
 
 def test_depthwise_conv_keeps_the_loop_lowering():

@@ -7,13 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import xrelay
-from jit_check import random_inputs
-from test_kernels import module
 from xdsl.dialects import func
 from xrelay.dialects import relay
 from xrelay.lowering import parallel_loops
 from xrelay.lowering.kernels.parallel import parallel_specs
 from xrelay.lowering.pipeline import lower
+
+from .jit_check import random_inputs
+from .test_kernels import module
 
 F = "float32"
 

@@ -7,12 +7,13 @@ import threading
 
 import numpy as np
 import xrelay
-from jit_check import random_inputs
-from test_kernels import module
 from xdsl.dialects import memref
 from xrelay.dialects import relay
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.plan_buffers import place
+
+from .jit_check import random_inputs
+from .test_kernels import module
 
 F = "float32"
 

@@ -2,16 +2,16 @@
 // RUN: xrelay-opt %s -p "lower-to-llvm{stop-after=outline-kernels}" | filecheck %s --check-prefix=KERNELS
 
 // The whole pipeline to LLVM IR: main takes one pointer per input and per result, and calls one function per kernel (the add, then the copy into the result).
-// The temporary is a slice of the arena (plan-buffers), which the runtime module defines.
-// CHECK: @"xr_arena_main" = external global [64 x i8]
-// CHECK: define void @"k0"(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
+// The temporary is a slice of the arena (plan-buffers), defined in the same LLVM module (emit-runtime).
+// CHECK: @xr_arena_main = dso_local global [64 x i8] zeroinitializer
+// CHECK: define void @k0(ptr noalias %{{.*}}, ptr noalias %{{.*}}, ptr noalias %{{.*}})
 // CHECK: fadd float
-// CHECK: define void @"k1"(ptr %{{.*}}, ptr %{{.*}})
-// CHECK: define void @"main"(ptr %[[A:.+]], ptr %[[B:.+]], ptr %[[OUT:.+]])
-// CHECK: %[[BASE:.+]] = bitcast [64 x i8]* @"xr_arena_main" to i8*
-// CHECK-NEXT: %[[BUF:.+]] = getelementptr i8, i8* %[[BASE]], i64 0
-// CHECK: call ccc void @"k0"(ptr %[[A]], ptr %[[B]], i8* %[[BUF]])
-// CHECK: call ccc void @"k1"(i8* %[[BUF]], ptr %[[OUT]])
+// CHECK: define void @k1(ptr noalias %{{.*}}, ptr noalias %{{.*}})
+// CHECK: define void @main(ptr %[[A:.+]], ptr %[[B:.+]], ptr %[[OUT:.+]])
+// CHECK: %[[BASE:.+]] = bitcast ptr @xr_arena_main to ptr
+// CHECK-NEXT: %[[BUF:.+]] = getelementptr i8, ptr %[[BASE]], i64 0
+// CHECK: call void @k0(ptr %[[A]], ptr %[[B]], ptr %[[BUF]])
+// CHECK: call void @k1(ptr %[[BUF]], ptr %[[OUT]])
 // CHECK-NOT: malloc
 
 // Stopping after a stage prints that stage's IR.

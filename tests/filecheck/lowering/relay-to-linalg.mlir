@@ -106,3 +106,20 @@ func.func @reinterpret(%x: tensor<4xf32>) -> tensor<4xi32> {
   %0 = relay.reinterpret %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xi32>
   func.return %0 : tensor<4xi32>
 }
+
+// -----
+
+// A unary op applies the math op of its row in relay.UNARY_TABLE to each element; f16 is
+// computed in f32 (libm has no half-precision functions).
+// CHECK-LABEL: func.func @unary_row
+// CHECK: linalg.generic
+// CHECK: math.tan %{{.*}} : f32
+// CHECK: linalg.generic
+// CHECK: %[[WIDE:.+]] = arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT: %[[Y:.+]] = math.log1p %[[WIDE]] : f32
+// CHECK-NEXT: arith.truncf %[[Y]] : f32 to f16
+func.func @unary_row(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>) {
+  %0 = relay.tan %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = relay.log1p %h : (tensor<4xf16>) -> tensor<4xf16>
+  func.return %0, %1 : tensor<4xf32>, tensor<4xf16>
+}

@@ -8,7 +8,7 @@
 // CHECK:         func.call @xr_gemm_0(%w, %[[COLS]], %{{.+}}, %{{.+}}) : (tensor<4x2x3x3xf32>, tensor<1x1x2x3x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
 // CHECK-NOT:     relay.nn.batch_norm
 // CHECK:       func.func private @xr_gemm_0
-// CHECK-SAME:    \22per_row\22: true
+// CHECK-SAME:    xrelay.kernel = #kernel.gemm<m = 4, n = 16, k = 18, rsa = 18, csa = 1, rsb = 16, csb = 1, ldc = 16, per_row = true, scale = true, shift = true>
 func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x3x3xf32>, %g: tensor<4xf32>, %be: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x4x4xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
   %y = relay.nn.batch_norm %c, %g, %be, %m, %v : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>

@@ -6,7 +6,7 @@
 // CHECK-NEXT:    %[[Y:.+]] = func.call @xr_gemm_0(%x, %w, %b) : (tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32>) -> tensor<8x4xf32>
 // CHECK-NEXT:    func.return %[[Y]]
 // CHECK:       func.func private @xr_gemm_0(tensor<8x16xf32>, tensor<4x16xf32>, tensor<4xf32>) -> tensor<8x4xf32>
-// CHECK-SAME:    xrelay.kernel = "{\22a_packed\22: false, \22b_packed\22: false, \22batch\22: [], \22csa\22: 1, \22csb\22: 16, \22k\22: 16, \22ldc\22: 4, \22m\22: 8, \22mpad\22: 0, \22n\22: 4, \22npad\22: 0, \22per_row\22: false, \22relu\22: true, \22residual\22: false, \22rsa\22: 16, \22rsb\22: 1, \22scale\22: false, \22shift\22: true}"
+// CHECK-SAME:    xrelay.kernel = #kernel.gemm<m = 8, n = 4, k = 16, rsa = 16, csa = 1, rsb = 1, csb = 16, ldc = 4, shift = true, relu = true>
 func.func @main(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
   %d = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
   %a = relay.add %d, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>

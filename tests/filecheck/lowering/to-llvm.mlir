@@ -1,4 +1,4 @@
-// RUN: xrelay-opt %s -p to-llvm | filecheck %s
+// RUN: xrelay-opt %s -p to-llvm --split-input-file | filecheck %s
 
 // Memrefs are bare pointers: a 2-d load is a GEP by the row-major linear index; alloc/dealloc call malloc/free; cf branches become llvm branches with block arguments; functions keep external linkage (the default, not printed).
 // CHECK-LABEL: llvm.func @f(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) {
@@ -30,5 +30,20 @@ func.func @f(%a: memref<2x3xf32>, %out: memref<2x3xf32>) {
   cf.br ^loop(%next : index)
 ^done:
   memref.dealloc %tmp : memref<2xf32>
+  func.return
+}
+
+// -----
+
+// Math without an LLVM instruction or intrinsic calls the libm function its unary row names
+// (f32 and f64 variants) and declares it.
+// CHECK-LABEL: llvm.func @libm(
+// CHECK: llvm.call @tanf(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.call @log1p(%{{.*}}) : (f64) -> f64
+// CHECK-DAG: llvm.func @tanf(f32) -> f32
+// CHECK-DAG: llvm.func @log1p(f64) -> f64
+func.func @libm(%x: f32, %y: f64) {
+  %a = math.tan %x : f32
+  %b = math.log1p %y : f64
   func.return
 }

@@ -362,6 +362,60 @@ func.func @f(%a: tensor<3xi32>) {
 
 // -----
 
+// relay.tan: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.tan %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.tan' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.log1p: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.log1p %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.log1p' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.log2: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.log2 %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.log2' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.log10: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.log10 %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.log10' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.expm1: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.expm1 %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.expm1' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
+// relay.trunc: an integer operand.
+func.func @f(%a: tensor<3xi32>) {
+  %0 = relay.trunc %a : (tensor<3xi32>) -> tensor<3xi32>
+  func.return
+}
+// CHECK: elementwise-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.trunc' op expects a floating-point tensor, got tensor<3xi32>
+
+// -----
+
 // relay.negative: a result type that differs from the operand.
 func.func @f(%a: tensor<3xi32>) {
   %0 = relay.negative %a : (tensor<3xi32>) -> tensor<4xi32>

@@ -118,6 +118,18 @@ func.func @unary(%x: tensor<4x5xf32>, %h: tensor<3xf16>) {
   %sin = relay.sin %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
   // CHECK: relay.cos %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
   %cos = relay.cos %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.tan %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %tan = relay.tan %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.log1p %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %log1p = relay.log1p %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.log2 %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %log2 = relay.log2 %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.log10 %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %log10 = relay.log10 %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.expm1 %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %expm1 = relay.expm1 %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: relay.trunc %{{.*}} : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %trunc = relay.trunc %x : (tensor<4x5xf32>) -> tensor<4x5xf32>
   // CHECK: relay.exp %{{.*}} : (tensor<3xf16>) -> tensor<3xf16>
   %exp16 = relay.exp %h : (tensor<3xf16>) -> tensor<3xf16>
   func.return

@@ -1,12 +1,9 @@
 # RUN: python %s | filecheck %s
 # Import of ONNX losses: each case prints `// case: NAME` and the relay module.
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import show, vi  # noqa: E402
+from onnx_lit import show, vi
 
 # NLL with ignore_index and mean reduction: the target is masked, the picked log
 # probabilities are weighted by the mask and the sum divided by the sum of the weights.

@@ -2,12 +2,9 @@
 # Import of narrow ONNX types: tensors are carried in a storage type (float8 bits in ui8,
 # bfloat16 bits in ui16, int4 values in i8) and @main names the type users see in
 # `xrelay.dtype`; casts are relay arithmetic on the storage.
-import sys
-
 from onnx import TensorProto, helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import show, vi  # noqa: E402
+from onnx_lit import show, vi
 
 # Decoding float8: the code indexes a table of the format's 256 values.
 # CHECK-LABEL: // case: f8_to_f32

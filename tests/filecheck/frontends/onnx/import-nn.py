@@ -1,12 +1,9 @@
 # RUN: python %s | filecheck %s
 # Import of ONNX nn ops: each case prints `// case: NAME` and the relay module.
-import sys
-
 import numpy as np
 from onnx import helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import init, show, vi  # noqa: E402
+from onnx_lit import init, show, vi
 
 rng = np.random.default_rng(0)
 w = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)

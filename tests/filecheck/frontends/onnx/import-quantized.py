@@ -1,12 +1,9 @@
 # RUN: python %s | filecheck %s
 # Import of ONNX quantized ops into qnn: each case prints `// case: NAME` and the module.
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import init, show, vi  # noqa: E402
+from onnx_lit import init, show, vi
 
 U8, I8 = TensorProto.UINT8, TensorProto.INT8
 w = np.arange(-8, 10, dtype=np.int8).reshape(2, 1, 3, 3)

@@ -1,12 +1,9 @@
 # RUN: python %s | filecheck %s
 # Import of ONNX Resize: per-axis gathers with import-time taps and weights.
-import sys
-
 import numpy as np
 from onnx import helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import init, show, vi  # noqa: E402
+from onnx_lit import init, show, vi
 
 # Linear 2x upsampling of H and W: each axis gathers 2 taps per output row and sums them
 # weighted; N and C (scale 1) are left alone.

@@ -1,12 +1,9 @@
 # RUN: python %s | filecheck %s
 # Import of ONNX tensor ops, including import-time folding of constant inputs.
-import sys
-
 import numpy as np
 from onnx import TensorProto, helper
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from onnx_lit import I64, init, show, vi  # noqa: E402
+from onnx_lit import I64, init, show, vi
 
 # Reshape's 0 copies the input dimension and -1 is inferred; the shape input is folded away.
 # CHECK-LABEL: // case: reshape

@@ -1,0 +1,157 @@
+"""The `kernel` dialect: typed attributes that the lowering attaches to runtime-kernel
+declarations and packed parameters, so mid-pipeline IR prints and parses back.
+
+    func.func private @xr_gemm_0(tensor<64x27xf32>, ...) -> tensor<1x64x1024xf32>
+        attributes {xrelay.kernel = #kernel.gemm<m = 64, n = 1024, k = 27, rsa = 27, csa = 1,
+                    rsb = 1024, csb = 1, ldc = 1024, per_row = true, relu = true>}
+    %w.packed = ... {xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 64, k = 27>}
+
+Each attribute holds a frozen dataclass; the textual form lists the fields that differ from
+their defaults as `name = value` (integers, booleans, strings, lists of integer lists).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from xdsl.ir import Data, Dialect
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+R = TypeVar("R")
+
+
+def _print_value(printer: Printer, value: object) -> None:
+    if isinstance(value, bool):
+        printer.print_string("true" if value else "false")
+    elif isinstance(value, int):
+        printer.print_string(str(value))
+    elif isinstance(value, str):
+        printer.print_string_literal(value)
+    else:  # a tuple of integer tuples
+        rows = ", ".join("[" + ", ".join(str(v) for v in row) + "]" for row in value)
+        printer.print_string(f"[{rows}]")
+
+
+def _parse_value(parser: AttrParser, default: object) -> object:
+    if isinstance(default, bool):
+        return parser.parse_boolean()
+    if isinstance(default, int):
+        return parser.parse_integer(allow_boolean=False)
+    if isinstance(default, str):
+        return parser.parse_str_literal()
+
+    def row() -> tuple[int, ...]:
+        return tuple(
+            parser.parse_comma_separated_list(
+                AttrParser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+            )
+        )
+
+    return tuple(parser.parse_comma_separated_list(AttrParser.Delimiter.SQUARE, row))
+
+
+class RecordAttr(Data[R], Generic[R]):
+    """An attribute whose data is an instance of `record` (a frozen dataclass whose fields
+    all have defaults of type int, bool, str or tuple of int tuples)."""
+
+    record: ClassVar[type]
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> R:
+        fields = {f.name: f for f in dataclasses.fields(cls.record)}
+        values: dict[str, object] = {}
+
+        def entry() -> None:
+            pos = parser.pos
+            key = parser.parse_identifier()
+            if key not in fields or key in values:
+                parser.raise_error(f"#{cls.name}: unexpected or repeated field '{key}'", pos)
+            parser.parse_punctuation("=")
+            values[key] = _parse_value(parser, _default(fields[key]))
+
+        parser.parse_comma_separated_list(AttrParser.Delimiter.ANGLE, entry)
+        return cls.record(**values)
+
+    def print_parameter(self, printer: Printer) -> None:
+        items = [
+            (f.name, getattr(self.data, f.name))
+            for f in dataclasses.fields(self.record)
+            if getattr(self.data, f.name) != _default(f)
+        ]
+        with printer.in_angle_brackets():
+            for i, (key, value) in enumerate(items):
+                if i:
+                    printer.print_string(", ")
+                printer.print_string(f"{key} = ")
+                _print_value(printer, value)
+
+
+def _default(f: dataclasses.Field) -> object:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    return f.default_factory()  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """C[b][i, j] = sum_k A[b][i, k] B[b][k, j] per batch index b (nested loops `batch`,
+    each (count, A stride, B stride, C stride, vector stride)), then the epilogue
+    y = acc * scale[ch] + shift[ch] (+ residual), relu, where ch is the row (`per_row`,
+    convolution channels) or the column. A packed operand is read in the layout of
+    lowering/kernels/prepack.py, padded to `mpad` rows (A) or `npad` columns (B)."""
+
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    rsa: int = 0
+    csa: int = 0
+    rsb: int = 0
+    csb: int = 0
+    ldc: int = 0
+    batch: tuple[tuple[int, ...], ...] = ()
+    per_row: bool = False
+    scale: bool = False
+    shift: bool = False
+    residual: bool = False
+    relu: bool = False
+    a_packed: bool = False
+    b_packed: bool = False
+    mpad: int = 0
+    npad: int = 0
+
+
+@dataclass(frozen=True)
+class PackSpec:
+    """How a packed parameter is made from parameter `source`: operand "a" (convolution
+    weights [O, C/g, kh, kw] as `groups` matrices of `rows` x `k`, in panels of 6 rows) or
+    "b" (a [rows, k] matrix, or its transpose when `transpose`, in panels of 16 columns)."""
+
+    source: str = ""
+    operand: str = ""
+    rows: int = 0
+    k: int = 0
+    groups: int = 1
+    transpose: bool = False
+
+
+@irdl_attr_definition
+class GemmAttr(RecordAttr[GemmSpec]):
+    """The geometry and epilogue of a runtime GEMM declaration (`select-kernels`)."""
+
+    name = "kernel.gemm"
+    record = GemmSpec
+
+
+@irdl_attr_definition
+class PackAttr(RecordAttr[PackSpec]):
+    """How a packed parameter of @main is computed from a weight (`prepack-weights`)."""
+
+    name = "kernel.pack"
+    record = PackSpec
+
+
+Kernel = Dialect("kernel", [], [GemmAttr, PackAttr])

@@ -1,0 +1,25 @@
+"""`BuildContext`: the context `xrelay.build` runs the pipeline in.
+
+Passes that compute values besides IR (hoisted constants, packed weights, externally
+compiled code) store them here when they run under `build`. Under a plain xDSL `Context`
+(xrelay-opt, xdsl-opt) they change the IR in the same way and compute no values, so both
+drivers produce the same IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+
+
+@dataclass
+class BuildContext(Context):
+    """`params` holds the user's parameters; a pass that adds a parameter to @main adds
+    its array here, in the order of @main's arguments. `externals` maps the symbols of
+    externally compiled functions to their code (kept alive as long as the library)."""
+
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+    externals: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,37 @@
+"""`emit-runtime`: the runtime code a module calls, as LLVM IR carried by the module.
+
+After `parallel-loops` the module declares what it needs from the runtime: GEMM
+declarations (`#kernel.gemm`, select-kernels), entries of split kernels (`xrelay.parallel`,
+parallel-loops) and uninitialized arenas (plan-buffers). This pass generates their
+definitions (lowering/kernels: the GEMM and one wrapper per declaration, the thread-pool
+entries, the arena globals) and attaches them to the module as LLVM IR text in the
+`xrelay.runtime` attribute; `jit.llvm_module` links it with the translated module.
+
+Options: threads=true|false (default: whether libgomp is found on this host) chooses
+thread-pool entries or single-threaded ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xrelay.lowering.jit import RUNTIME_ATTR, threads_available
+from xrelay.lowering.kernels.wrappers import kernels_ir
+
+
+@dataclass(frozen=True)
+class EmitRuntime(ModulePass):
+    """Attach the runtime the module calls (LLVM IR) as `xrelay.runtime`."""
+
+    name = "emit-runtime"
+
+    threads: bool | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        threads = threads_available() if self.threads is None else self.threads
+        runtime = kernels_ir(op, threads)
+        if runtime is not None:
+            op.attributes[RUNTIME_ATTR] = StringAttr(runtime)

@@ -1,0 +1,148 @@
+"""`prepack-weights`: GEMM operands that are parameters are packed once, at build time.
+
+A runtime GEMM call (`select-kernels`) whose weight is a parameter of the function (a
+convolution's A with more than 3 rows, a product's B without batch loops) gets a new
+parameter instead: the weight in the panel layout the kernel reads
+(lowering/kernels/prepack.py), described by a `#kernel.pack` attribute (`xrelay.pack`) on
+the new argument, and the call moves to a declaration whose `#kernel.gemm` says the operand
+is packed. Under `build` the packed array joins the parameters (BuildContext.params);
+a weight used by several calls in the same way is packed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+)
+from xdsl.ir import BlockArgument, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
+from xrelay.lowering.context import BuildContext
+from xrelay.lowering.kernels.prepack import pack_weight, padded
+from xrelay.lowering.select_kernels import KERNEL_ATTR, DeclarationCache, gemm_declaration
+from xrelay.signature import NAME_ATTR, PARAM_ATTR
+
+PACK_ATTR = "xrelay.pack"  # on a parameter added for a packed weight: how to build it
+
+
+def _param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
+    """The name of the parameter `value` is, if it is one of fn's parameters."""
+    if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
+        return None
+    if fn.arg_attrs is None:
+        return None
+    entries = fn.arg_attrs.data[value.index].data
+    name = entries.get(NAME_ATTR)
+    return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
+
+
+def packing(spec: GemmSpec, a_name: str | None, b_name: str | None):
+    """(packed operand index, its PackSpec, the call's new GemmSpec), or None."""
+    if spec.m <= 3 or spec.a_packed or spec.b_packed:
+        return None
+    if spec.per_row and a_name is not None:  # convolution weights [O, C/g, kh, kw]
+        groups = 1
+        for count, sa, *_ in spec.batch:
+            groups *= count if sa else 1
+        mpad = padded(spec.m, 6)
+        batch = tuple((c, mpad * spec.k if sa else 0, *rest) for c, sa, *rest in spec.batch)
+        pack = PackSpec(a_name, "a", spec.m, spec.k, groups=groups)
+        return 0, pack, replace(spec, a_packed=True, mpad=mpad, batch=batch)
+    if not spec.per_row and not spec.batch and b_name is not None:
+        transpose = (spec.rsb, spec.csb) != (1, spec.k)  # B stored [K, N], not [N, K]
+        pack = PackSpec(b_name, "b", spec.n, spec.k, transpose=transpose)
+        return 1, pack, replace(spec, b_packed=True, npad=padded(spec.n, 16))
+    return None
+
+
+def _packed_size(pack: PackSpec) -> int:
+    if pack.operand == "a":
+        return pack.groups * padded(pack.rows, 6) * pack.k
+    return padded(pack.rows, 16) * pack.k
+
+
+class Packer:
+    """Adds packed parameters to one function, one per (weight, layout)."""
+
+    def __init__(self, fn: func.FuncOp, ctx: Context) -> None:
+        self.fn = fn
+        self.ctx = ctx
+        self.args: dict[PackSpec, SSAValue] = {}
+
+    def arg(self, pack: PackSpec) -> SSAValue:
+        if pack not in self.args:
+            self.args[pack] = self._add(pack)
+        return self.args[pack]
+
+    def _add(self, pack: PackSpec) -> SSAValue:
+        fn, block = self.fn, self.fn.body.block
+        arg = block.insert_arg(TensorType(f32, [_packed_size(pack)]), len(block.args))
+        name = f"{pack.source}.packed{len(block.args)}"
+        entry = {NAME_ATTR: StringAttr(name), PARAM_ATTR: UnitAttr(), PACK_ATTR: PackAttr(pack)}
+        assert fn.arg_attrs is not None
+        fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
+        fn.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], fn.function_type.outputs.data
+        )
+        if isinstance(self.ctx, BuildContext):
+            self.ctx.params[name] = pack_weight(self.ctx.params[pack.source], pack)
+        return arg
+
+
+def prepack_weights(module: ModuleOp, ctx: Context) -> None:
+    decls = {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
+    }
+    cache: DeclarationCache = {
+        (d.attributes[KERNEL_ATTR].data, tuple(str(t) for t in d.function_type.inputs)): name
+        for name, d in decls.items()
+    }
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        if fn.arg_attrs is None:
+            continue
+        packer = Packer(fn, ctx)
+        for call in [op for op in fn.walk() if isinstance(op, func.CallOp)]:
+            decl = decls.get(call.callee.root_reference.data)
+            if decl is None:
+                continue
+            spec: GemmSpec = decl.attributes[KERNEL_ATTR].data
+            a, b = call.arguments[0], call.arguments[1]
+            found = packing(spec, _param_name(fn, a), _param_name(fn, b))
+            if found is None:
+                continue
+            index, pack, new_spec = found
+            args = list(call.arguments)
+            args[index] = packer.arg(pack)
+            result = call.results[0].type
+            name = gemm_declaration(module, cache, new_spec, args, result)
+            new_call = func.CallOp(name, args, [result])
+            new_call.location = call.location
+            Rewriter.replace_op(call, new_call)
+    used = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
+    for name, decl in decls.items():
+        if name not in used:
+            Rewriter.erase_op(decl)
+
+
+@dataclass(frozen=True)
+class PrepackWeights(ModulePass):
+    """Weights of runtime GEMM calls that are parameters -> packed parameters. No options."""
+
+    name = "prepack-weights"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        prepack_weights(op, ctx)

@@ -1,0 +1,30 @@
+"""The onnx node cases through the JIT (see conformance.py): no wrong answer, no crash,
+and every outcome as the expected-outcome table says. The summary line is printed at the
+end of the pytest run.
+
+The run is the documented command, in its own process: its workers are spawned
+interpreters that import the runner as the script they were started from, which a module
+imported by pytest (named after the checkout's folder) is not."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from . import conformance
+
+SUMMARY = re.compile(r"^node cases \(jit\): (.*) in \d+ s$", re.MULTILINE)
+
+
+@pytest.mark.slow
+def test_node_cases_match_the_table():
+    argv = [sys.executable, conformance.__file__, "--jobs", "2", "--timeout", "120"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    summary = SUMMARY.search(done.stdout)
+    assert summary is not None, done.stdout + done.stderr
+    conformance.SUMMARY_LINES.append(f"ONNX node conformance (JIT): {summary.group(1)}")
+    problems = done.stdout[summary.end() :].strip().splitlines()
+    assert done.returncode == 0 and not problems, "\n".join(problems[:50]) + done.stderr[-2000:]

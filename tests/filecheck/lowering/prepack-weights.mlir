@@ -1,0 +1,41 @@
+// RUN: xrelay-opt %s -p select-kernels,prepack-weights --split-input-file | filecheck %s
+
+// A product whose weight is a parameter reads it packed: one new parameter that says how
+// it is made from the weight, shared by both calls, and a declaration that says B is packed
+// (columns padded to 16); the unpacked declaration is gone.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    %[[P:[^:]+]]: tensor<256xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "b", rows = 4, k = 16>}
+// CHECK:         func.call @[[G:xr_gemm_[0-9]+]](%x, %[[P]])
+// CHECK:         func.call @[[G]](%x, %[[P]])
+// CHECK-NOT:     func.func private @xr_gemm_0(
+// CHECK:         func.func private @[[G]](tensor<8x16xf32>, tensor<256xf32>) -> tensor<8x4xf32>
+// CHECK-SAME:    b_packed = true, npad = 16>
+func.func @main(%x: tensor<8x16xf32> {xrelay.name = "x"}, %w: tensor<4x16xf32> {xrelay.name = "w", xrelay.param}) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %d = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+  %e = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+  func.return %d, %e : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// A convolution's weights (A) are packed per group in panels of 6 rows (8 -> 12 rows).
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    tensor<216xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 8, k = 18>}
+// CHECK:         func.func private @xr_gemm_1
+// CHECK-SAME:    a_packed = true, mpad = 12>
+func.func @main(%x: tensor<1x2x4x4xf32> {xrelay.name = "x"}, %w: tensor<8x2x3x3xf32> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x2x2xf32> {
+  %c = relay.nn.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x2x2xf32>
+  func.return %c : tensor<1x8x2x2xf32>
+}
+
+// -----
+
+// A weight that is a data input (not a parameter) is read as it is.
+// CHECK-LABEL: func.func @no_pack_input
+// CHECK-NOT:     xrelay.pack
+// CHECK:         func.func private @xr_gemm_0
+// CHECK-NOT:     b_packed
+func.func @no_pack_input(%x: tensor<8x16xf32> {xrelay.name = "x"}, %w: tensor<4x16xf32> {xrelay.name = "w"}) -> tensor<8x4xf32> {
+  %d = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
+  func.return %d : tensor<8x4xf32>
+}
