@@ -16,13 +16,16 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     ModuleOp,
     StringAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute
+from xrelay.dialects.dims import Dim, dim_str, evaluate, fmt_dims, shape_of
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -30,13 +33,15 @@ from xrelay.dialects.dtypes import (
     storage_dtype,
     to_storage,
 )
-from xrelay.errors import Error
+from xrelay.errors import Error, ShapeError
 
 NAME_ATTR = "xrelay.name"
 PARAM_ATTR = "xrelay.param"
 # A data input or result of a narrow type (bfloat16, float8, int4, ...: dialects/dtypes.py)
 # is carried in its storage type; this argument/result attribute names the type users see.
 DTYPE_ATTR = "xrelay.dtype"
+# @main attribute: {symbol = array<i64: min, max>} for dynamic dimensions with a declared range
+DIM_RANGES_ATTR = "xrelay.dim_ranges"
 
 
 def arg_attrs(
@@ -86,7 +91,7 @@ def main_function(module: ModuleOp) -> func.FuncOp:
 @dataclass(frozen=True)
 class Argument:
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[Dim, ...]  # ints, and expressions of symbols for dynamic dimensions
     dtype: np.dtype  # what callers pass
     is_param: bool
     storage: np.dtype | None = None  # what native code reads, when it differs from dtype
@@ -95,8 +100,14 @@ class Argument:
 @dataclass(frozen=True)
 class FunctionSignature:
     args: tuple[Argument, ...]
-    results: tuple[tuple[tuple[int, ...], np.dtype], ...]  # shapes and storage dtypes
+    results: tuple[tuple[tuple[Dim, ...], np.dtype], ...]  # shapes and storage dtypes
     result_dtypes: tuple[np.dtype, ...] = ()  # what callers get (narrow types included)
+    # the declared [min, max] of dynamic dimensions' symbols (@main's xrelay.dim_ranges)
+    dim_ranges: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def is_dynamic(self) -> bool:
+        return any(not isinstance(d, int) for a in self.args for d in a.shape)
 
     def outputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Result storage arrays as the arrays callers get."""
@@ -122,7 +133,7 @@ class FunctionSignature:
             args.append(
                 Argument(
                     name,
-                    t.get_shape(),
+                    shape_of(t),
                     dtype,
                     PARAM_ATTR in entries,
                     storage if dtype != storage else None,
@@ -139,18 +150,98 @@ class FunctionSignature:
                 raise Error(f"@main result is not a tensor: {t}")
             storage = numpy_dtype(t.element_type)
             entries = extra.data if isinstance(extra, DictionaryAttr) else {}
-            results.append((t.get_shape(), storage))
+            results.append((shape_of(t), storage))
             logical.append(_logical(entries, storage, f"@main result {i}"))
         narrow = any(d != s for d, (_, s) in zip(logical, results))
-        return FunctionSignature(tuple(args), tuple(results), tuple(logical) if narrow else ())
+        return FunctionSignature(
+            tuple(args), tuple(results), tuple(logical) if narrow else (), _dim_ranges(fn)
+        )
 
     @property
     def inputs(self) -> list[Argument]:
         return [a for a in self.args if not a.is_param]
 
 
-def _describe(shape: tuple[int, ...], dtype: np.dtype) -> str:
-    return f"{dtype.name}{list(shape)}"
+def _dim_ranges(fn: func.FuncOp) -> tuple[tuple[str, int, int], ...]:
+    attr = fn.attributes.get(DIM_RANGES_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return ()
+    ranges = []
+    for name, value in attr.data.items():
+        bounds = list(value.iter_values()) if isinstance(value, DenseArrayBase) else []
+        if len(bounds) != 2:
+            raise Error(f"@main {DIM_RANGES_ATTR}: '{name}' needs [min, max], got {value}")
+        ranges.append((name, int(bounds[0]), int(bounds[1])))
+    return tuple(ranges)
+
+
+def dim_ranges_attr(ranges: Mapping[str, tuple[int, int]]) -> DictionaryAttr:
+    """The `xrelay.dim_ranges` attribute of @main: each symbol's declared [min, max]."""
+    return DictionaryAttr(
+        {n: DenseArrayBase.from_list(i64, [int(lo), int(hi)]) for n, (lo, hi) in ranges.items()}
+    )
+
+
+def _describe(shape: tuple[Dim, ...], dtype: np.dtype) -> str:
+    return f"{dtype.name}{fmt_dims(shape)}"
+
+
+def bind_dims(sig: FunctionSignature, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+    """The values of the dynamic dimensions' symbols, read from the argument arrays (in
+    signature order). Raises `xrelay.Error` naming the input, the axis and the rule when a
+    dimension the model fixes differs, when two inputs give one symbol different values,
+    when a value is outside its declared range, or when an expression (`2*seq`) does not
+    hold."""
+    binding: dict[str, int] = {}
+    source: dict[str, str] = {}
+    derived: list[tuple[str, int, Dim, int]] = []
+    for arg, array in zip(sig.args, arrays):
+        for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
+            where = f"input '{arg.name}' axis {axis}"
+            if isinstance(dim, int):
+                if dim != size:
+                    raise Error(
+                        f"{where} has size {size}, but the model fixes it to {dim} "
+                        f"(expects {_describe(arg.shape, arg.dtype)})"
+                    )
+            elif dim.is_Symbol:
+                name = dim.name
+                if name in binding and binding[name] != size:
+                    raise Error(
+                        f"{where} has size {size}, but dimension '{name}' is {binding[name]} "
+                        f"from {source[name]}: both are '{name}'"
+                    )
+                binding[name], source[name] = size, where
+            else:
+                derived.append((arg.name, axis, dim, size))
+    for name, lo, hi in sig.dim_ranges:
+        if name in binding and not lo <= binding[name] <= hi:
+            raise Error(
+                f"{source[name]} has size {binding[name]}, outside the range [{lo}, {hi}] "
+                f"declared for dimension '{name}'"
+            )
+    for name, axis, dim, size in derived:
+        try:
+            expected = evaluate(dim, binding)
+        except ShapeError:
+            raise Error(
+                f"input '{name}' axis {axis}: its size follows from {dim_str(dim)}, whose symbols "
+                "no other input names"
+            ) from None
+        if expected != size:
+            raise Error(
+                f"input '{name}' axis {axis} has size {size}, but the model requires "
+                f"{dim_str(dim)} = {expected}"
+            )
+    return binding
+
+
+def _shape_fits(expected: tuple[Dim, ...], actual: tuple[int, ...]) -> bool:
+    """The rank, and for a static shape every dimension (`bind_dims` checks the dimensions
+    of a dynamic one, naming the axis and the rule)."""
+    if any(not isinstance(d, int) for d in expected):
+        return len(expected) == len(actual)
+    return tuple(expected) == tuple(actual)
 
 
 def check_inputs(
@@ -183,7 +274,7 @@ def check_inputs(
             kind = "parameter" if arg.is_param else "input"
             raise Error(f"missing {kind} '{arg.name}' ({_describe(arg.shape, arg.dtype)})")
         array = np.asarray(value)
-        if array.dtype != arg.dtype or array.shape != arg.shape:
+        if array.dtype != arg.dtype or not _shape_fits(arg.shape, array.shape):
             raise Error(
                 f"input '{arg.name}' expects {_describe(arg.shape, arg.dtype)}, "
                 f"got {_describe(array.shape, array.dtype)}"

@@ -21,6 +21,7 @@ _PASS_CLASSES: dict[str, str] = {
     "fold-constants": "xrelay.transforms.fold_constants:FoldConstants",
     "merge-composite": "xrelay.transforms.merge_composite:MergeComposite",
     "simplify-inference": "xrelay.transforms.simplify_inference:SimplifyInference",
+    "specialize-shapes": "xrelay.transforms.specialize_shapes:SpecializeShapes",
     "qnn-fold-quantize-constants": "xrelay.transforms.qnn_canonicalize:QnnFoldQuantizeConstants",
     "qnn-remove-clip-after-requantize": (
         "xrelay.transforms.qnn_canonicalize:QnnRemoveClipAfterRequantize"

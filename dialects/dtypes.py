@@ -6,6 +6,8 @@ ints) or unsigned (ui8, ui16, ui32, ui64); i1 is bool. Floats are f16, bf16, f32
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -62,8 +64,13 @@ def numpy_dtype(elem: Attribute) -> np.dtype:
         raise Error(f"unsupported element type {elem}") from None
 
 
-def tensor_type(shape: tuple[int, ...] | list[int], dtype: np.dtype | str | type) -> TensorType:
-    return TensorType(element_type(dtype), [int(d) for d in shape])
+def tensor_type(shape: tuple[Any, ...] | list[Any], dtype: np.dtype | str | type) -> TensorType:
+    """A tensor type of these dimensions (ints, or symbolic: dialects/dims.py)."""
+    if all(isinstance(d, int | np.integer) for d in shape):
+        return TensorType(element_type(dtype), [int(d) for d in shape])
+    from xrelay.dialects.dims import make_tensor
+
+    return make_tensor(element_type(dtype), shape)
 
 
 def dense_from_numpy(array: np.ndarray) -> DenseIntOrFPElementsAttr:

@@ -3,13 +3,14 @@
 `emit_constant` puts a numpy constant into a block (its ops from
 `xrelay.dialects.constants.constant_ops`: a large splat becomes a broadcast scalar).
 `matmul_nd` gives numpy matmul semantics (any batch rank, broadcasting, 1-d operands) on
-relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis. They take anything with an
-`emit(op)` that adds the op and returns its result.
+relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis; `arange` and `dim_scalar`
+give, as run-time tensors, an index range and a value whose size is a dynamic dimension
+(dialects/dims.py). They take anything with an `emit(op)` that adds the op and returns its
+result.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Protocol
 
 import numpy as np
@@ -17,6 +18,8 @@ from xdsl.dialects.builtin import LocationAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.constants import constant_ops
+from xrelay.dialects.dims import Dim, prod, shape_of
+from xrelay.dialects.dtypes import element_type
 
 
 class Emitter(Protocol):
@@ -32,23 +35,75 @@ def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValu
     return ops[-1].results[0]
 
 
+def const(b: Emitter, array: Any, dtype: Any = None) -> SSAValue:
+    """A constant emitted through `b`."""
+    result = None
+    for op in constant_ops(np.asarray(array, dtype=dtype)):
+        result = b.emit(op)
+    return result
+
+
+def arange(b: Emitter, n: Dim, dtype: Any = np.int64) -> SSAValue:
+    """0, 1, ..., n - 1 as a 1-d tensor of `dtype`, `n` an int or a dimension expression.
+
+    Relay has no op making a range of a run-time length, so a dynamic one is read off an
+    identity matrix: `[ones[n, 1], zeros[n, n]]` flattened and seen as (n + 1) x n has
+    column k equal to the unit vector e_k (row n is zero), whose argmax is k. This costs
+    n * (n + 1) bytes at run time."""
+    if isinstance(n, int):
+        return const(b, np.arange(n, dtype=dtype))
+    ones = b.emit(relay.BroadcastToOp(const(b, 1, np.int8), shape=[n, 1]))
+    zeros = b.emit(relay.BroadcastToOp(const(b, 0, np.int8), shape=[n, n]))
+    rows = b.emit(relay.ConcatenateOp(ones, zeros, axis=1))
+    columns = b.emit(relay.ReshapeOp(rows, newshape=[n + 1, n]))
+    index = b.emit(relay.ArgmaxOp(columns, axis=0))
+    if np.dtype(dtype) == np.int64:
+        return index
+    return b.emit(relay.CastOp(index, dtype=element_type(np.dtype(dtype))))
+
+
+def dim_scalar(b: Emitter, d: Dim, dtype: Any = np.int64) -> SSAValue:
+    """The value of dimension `d` (an int or an expression) as a 0-d tensor at run time:
+    the size of a tensor of that length, read with shape_of."""
+    if isinstance(d, int):
+        return const(b, d, dtype)
+    line = b.emit(relay.BroadcastToOp(const(b, 0, np.int8), shape=[d]))
+    size = b.emit(relay.ReshapeOp(b.emit(relay.ShapeOfOp(line)), newshape=[]))
+    if np.dtype(dtype) == np.int64:
+        return size
+    return b.emit(relay.CastOp(size, dtype=element_type(np.dtype(dtype))))
+
+
 def stack(b: Emitter, values: list[SSAValue], axis: int) -> SSAValue:
     """Tensors of one shape joined on a new axis `axis` (numpy.stack)."""
     parts = [b.emit(relay.ExpandDimsOp(v, axis=axis)) for v in values]
     return parts[0] if len(parts) == 1 else b.emit(relay.ConcatenateOp(*parts, axis=axis))
 
 
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    """numpy broadcasting of shapes whose dimensions may be expressions (dialects/dims.py);
+    raises ValueError when two dimensions are neither equal nor 1."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        dims = {s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise ValueError(f"shapes {[list(s) for s in shapes]} are not broadcastable")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
 def matmul_nd(b: Emitter, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """numpy matmul semantics on relay matmul/batch_matmul plus reshapes."""
-    ls, rs = list(lhs.type.get_shape()), list(rhs.type.get_shape())
-    batch = list(np.broadcast_shapes(tuple(ls[:-2]), tuple(rs[:-2])))
+    ls, rs = list(shape_of(lhs.type)), list(shape_of(rhs.type))
+    batch = list(broadcast_shapes(tuple(ls[:-2]), tuple(rs[:-2])))
     out = batch + ls[-2:-1] * (len(ls) > 1) + rs[-1:] * (len(rs) > 1)
     if len(ls) == 1:
         lhs, ls = b.emit(relay.ReshapeOp(lhs, newshape=(1, ls[0]))), [1, ls[0]]
     if len(rs) == 1:
         rhs, rs = b.emit(relay.ReshapeOp(rhs, newshape=(rs[0], 1))), [rs[0], 1]
     y = _matmul_2d_up(b, lhs, rhs, ls, rs, batch)
-    if list(y.type.get_shape()) != out:
+    if list(shape_of(y.type)) != out:
         y = b.emit(relay.ReshapeOp(y, newshape=out))
     return y
 
@@ -60,10 +115,10 @@ def _matmul_2d_up(
     if len(ls) == 2 and len(rs) == 2:
         return b.emit(relay.MatmulOp(lhs, rhs))
     if len(rs) == 2:  # fold the batch into the rows
-        flat = b.emit(relay.ReshapeOp(lhs, newshape=(math.prod(ls[:-1]), k)))
+        flat = b.emit(relay.ReshapeOp(lhs, newshape=(prod(ls[:-1]), k)))
         y = b.emit(relay.MatmulOp(flat, rhs))
         return b.emit(relay.ReshapeOp(y, newshape=(*ls[:-1], n)))
-    nb = math.prod(batch)
+    nb = prod(batch)
 
     def as_3d(v: SSAValue, shape: list[int]) -> SSAValue:
         full = [*batch, *shape[-2:]]

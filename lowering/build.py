@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.context import BuildContext
+from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.jit import Library, llvm_module
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
@@ -19,18 +20,24 @@ from xrelay.signature import Argument, FunctionSignature, main_function
 
 def build(
     module: ModuleOp, params: Mapping[str, np.ndarray] | None = None, *, kernels: bool = True
-) -> Library:
+) -> Library | DynamicLibrary:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
     buffers at every run, never embedded. Partitioned functions of a target with a codegen
     are compiled by it and linked in (see `xrelay.transforms.targets`). `kernels=False`
-    keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`)."""
+    keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`).
+    A module whose inputs have dynamic dimensions gives a `DynamicLibrary`, which runs any
+    shapes its signature allows (lowering/dynamic.py)."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     ctx = BuildContext(params=dict(params or {}))
     missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
+    if signature.is_dynamic:
+        return DynamicLibrary(
+            module, signature, ctx.params, lambda m, p: build(m, p, kernels=kernels)
+        )
     given = set(ctx.params)
     work = module.clone()
     times = lower(work, ctx=ctx, options={"select-kernels": {"enabled": kernels}})

@@ -10,10 +10,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.dialects.specialize import specialize_types
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.reference.registry import IMPLS
-from xrelay.signature import FunctionSignature, check_inputs, main_function
+from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
 
 def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -68,13 +69,19 @@ class DebugExecutor:
     """Runs a module's `@main` with numpy; `run(**inputs)` or `executor(*arrays)`."""
 
     def __init__(self, module: ModuleOp, params: Mapping[str, np.ndarray] | None = None) -> None:
+        self.module = module
         self.function = main_function(module)
         self.signature = FunctionSignature.of(self.function)
         self.params = dict(params or {})
 
     def run(self, *args: np.ndarray, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
-        return self.signature.outputs(evaluate_function(self.function, arrays))
+        function = self.function
+        if self.signature.is_dynamic:  # the module with the symbols' values (checked first)
+            work = self.module.clone()
+            specialize_types(work, bind_dims(self.signature, arrays), location_str)
+            function = main_function(work)
+        return self.signature.outputs(evaluate_function(function, arrays))
 
     __call__ = run
 

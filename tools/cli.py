@@ -2,10 +2,14 @@
 
     xrelay inspect FILE   parse and verify a model (textual IR .mlir, or .onnx), print its
                           functions' signatures and an op histogram
-    xrelay run MODEL.onnx [--input NAME=FILE.npy ...] [--output OUT.npz] [--time-passes]
+    xrelay run MODEL.onnx [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...]
+                          [--dim NAME=VALUE ...] [--output OUT.npz] [--time-passes]
                           compile and run a model (random inputs of the declared shapes
                           when none are given), print each output's name, shape, dtype and
-                          a short summary
+                          a short summary. A model with dynamic dimensions compiles as
+                          such; `--shape` pins an input's shape at import instead, and
+                          `--dim` sets a dynamic dimension's size for random inputs
+                          (default 1).
 
 Every failure is one line `xrelay: error: ...` on stderr and exit code 1.
 """
@@ -21,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xrelay.errors import Error
+from xrelay.errors import Error, ShapeError
 from xrelay.ir import parse_module, verify_module
 
 
@@ -79,30 +83,76 @@ def _read_inputs(specs: list[str]) -> dict[str, np.ndarray]:
     return inputs
 
 
+def _parse_shapes(specs: list[str]) -> dict[str, tuple[int, ...]]:
+    shapes = {}
+    for spec in specs:
+        name, sep, dims = spec.partition("=")
+        parts = dims.split("x") if dims else []
+        if not sep or not name or not all(p.isdigit() for p in parts):
+            raise Error(f"--shape takes NAME=DIMxDIMx... (e.g. input=1x3x224x224), got '{spec}'")
+        shapes[name] = tuple(int(p) for p in parts)
+    return shapes
+
+
+def _parse_dims(specs: list[str]) -> dict[str, int]:
+    dims = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name or not value.isdigit():
+            raise Error(f"--dim takes NAME=SIZE (e.g. batch=4), got '{spec}'")
+        dims[name] = int(value)
+    return dims
+
+
+def _concrete(shape: tuple, dims: dict[str, int], name: str) -> tuple[int, ...]:
+    """A random input's shape: its dynamic dimensions from --dim, 1 by default."""
+    from xrelay.dialects.dims import evaluate
+
+    out = []
+    for d in shape:
+        if isinstance(d, int):
+            out.append(d)
+            continue
+        binding = {s.name: dims.get(s.name, 1) for s in d.free_symbols}
+        try:
+            out.append(evaluate(d, binding))
+        except ShapeError as e:  # an anonymous dimension
+            raise Error(f"input '{name}': cannot choose a size for {d}; pass --input") from e
+    return tuple(out)
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     import time
 
     from xrelay import from_onnx
     from xrelay.lowering import build
-    from xrelay.signature import FunctionSignature, main_function
+    from xrelay.lowering.dynamic import DynamicLibrary
+    from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
     path = Path(args.model)
     start = time.perf_counter()
-    module, params = from_onnx(str(path))
+    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
     imported = time.perf_counter() - start
     lib = build(module, params)
-    compiled = time.perf_counter() - start
     sig = FunctionSignature.of(main_function(module))
     inputs = _read_inputs(args.input)
+    dims = _parse_dims(args.dim)
     rng = np.random.default_rng(0)
     for arg in sig.inputs:
         if arg.name not in inputs:
-            inputs[arg.name] = _random_input(arg.shape, arg.dtype, rng)
+            shape = _concrete(arg.shape, dims, arg.name)
+            inputs[arg.name] = _random_input(shape, arg.dtype, rng)
+    if isinstance(lib, DynamicLibrary):  # compile for these shapes now, not in the timed run
+        arrays = check_inputs(sig, (), inputs, params)
+        lib = lib.specialization(bind_dims(sig, arrays))
+    compiled = time.perf_counter() - start
     start = time.perf_counter()
     outputs = lib.run(**inputs)
     ran = time.perf_counter() - start
     names = _output_names(path, len(outputs))
-    print(f"{path.name}: imported in {imported:.2f} s, compiled in {compiled:.2f} s, ran in {ran * 1000:.1f} ms")
+    print(
+        f"{path.name}: imported in {imported:.2f} s, compiled in {compiled:.2f} s, ran in {ran * 1000:.1f} ms"
+    )
     if args.time_passes:
         for stage, seconds in lib.times.items():
             print(f"  {stage:16s} {seconds:8.3f} s")
@@ -134,6 +184,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     run = sub.add_parser("run", help="compile and run an ONNX model")
     run.add_argument("model")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    run.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
+        help="pin an input's shape at import (its dynamic dimensions become these sizes)",
+    )
+    run.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=SIZE",
+        help="the size of a dynamic dimension for random inputs (default 1)",
+    )
     run.add_argument("--output", metavar="OUT.npz")
     run.add_argument("--time-passes", action="store_true", help="print the time of each stage")
     run.set_defaults(run=cmd_run)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, Signedness, TensorType, f32, i8, i16, i32
 from xdsl.ir import Attribute
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.relay.base import fmt_type, norm_axis
 from xrelay.errors import Error, ShapeError
 
@@ -58,16 +59,16 @@ def expect_params(
                 + ("" if channels is None else " or a vector along the axis")
                 + f", got {fmt_type(t)}"
             )
-        if t.get_shape()[0] != channels:
+        if shape_of(t)[0] != channels:
             raise ShapeError(
-                f"'{name}' {label}{kind} has {t.get_shape()[0]} entries but the axis has {channels}"
+                f"'{name}' {label}{kind} has {shape_of(t)[0]} entries but the axis has {channels}"
             )
 
 
 def axis_size(name: str, data: TensorType, axis: int) -> int:
     if data.get_num_dims() == 0:
         return 1
-    return data.get_shape()[norm_axis(name, axis, data.get_num_dims())]
+    return shape_of(data)[norm_axis(name, axis, data.get_num_dims())]
 
 
 def dtype_range(dtype: np.dtype | Attribute) -> tuple[int, int]:

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import TensorType, f32, i32
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, var_operand_def
 from xrelay.dialects import relay
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.relay.base import (
     Attrs,
     RelayOp,
@@ -34,7 +35,7 @@ from .base import expect_dtype, expect_params, expect_quantized
 
 
 def _as_f32(t: TensorType) -> TensorType:
-    return tensor(t.get_shape(), f32)
+    return tensor(shape_of(t), f32)
 
 
 def _accumulator(name: str, attrs: Attrs) -> Attribute:
@@ -66,11 +67,11 @@ class ProductOp(RelayOp, ABC):
         expect_quantized(name, data)
         expect_quantized(name, weight, "weight")
         expect_rank(name, weight, cls.WEIGHT_RANK, "weight")
-        channels = None if cls.CHANNELS is None else weight.get_shape()[cls.CHANNELS]
+        channels = None if cls.CHANNELS is None else shape_of(weight)[cls.CHANNELS]
         expect_params(name, data_scale, data_zp, None, "data")
         expect_params(name, weight_scale, weight_zp, channels, "weight")
         (out,) = cls.float_rule(_as_f32(data), _as_f32(weight), attrs, name)
-        return [tensor(out.get_shape(), _accumulator(name, attrs))]
+        return [tensor(shape_of(out), _accumulator(name, attrs))]
 
     @classmethod
     def float_rule(cls, data: TensorType, weight: TensorType, attrs: Attrs, name: str):
@@ -164,7 +165,7 @@ class BinaryOp(RelayOp):
         for scale, zp, what in ((ls, lz, "lhs"), (rs, rz, "rhs"), (os, oz, "output")):
             expect_params(name, scale, zp, None, what)
         (out,) = relay.AddOp.infer([_as_f32(lhs), _as_f32(rhs)], Attrs(), name)
-        return [tensor(out.get_shape(), attrs.out_dtype)]
+        return [tensor(shape_of(out), attrs.out_dtype)]
 
 
 @irdl_op_definition
@@ -219,7 +220,7 @@ class ConcatenateOp(RelayOp):
             expect_params(name, types[n + i], types[2 * n + i], None, f"input {i}")
         expect_params(name, types[3 * n], types[3 * n + 1], None, "output")
         (out,) = relay.ConcatenateOp.infer([_as_f32(t) for t in inputs], attrs, name)
-        return [tensor(out.get_shape(), inputs[0].element_type)]
+        return [tensor(shape_of(out), inputs[0].element_type)]
 
 
 @irdl_op_definition
@@ -247,7 +248,7 @@ class GlobalAvgPool2DOp(RelayOp):
         expect_rank(name, data, 4)
         expect_params(name, xs, xz, None, "input")
         expect_params(name, ys, yz, None, "output")
-        n, c = data.get_shape()[:2]
+        n, c = shape_of(data)[:2]
         return [tensor((n, c, 1, 1), data.element_type)]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.relay.base import (
     Attrs,
     RelayOp,
@@ -47,7 +48,7 @@ class QuantizeOp(RelayOp):
             raise ShapeError(f"'{name}' expects f32 data, got {fmt_type(data)}")
         expect_dtype(name, attrs.out_dtype)
         expect_params(name, scale, zp, axis_size(name, data, attrs.axis))
-        return [tensor(data.get_shape(), attrs.out_dtype)]
+        return [tensor(shape_of(data), attrs.out_dtype)]
 
 
 @irdl_op_definition
@@ -70,7 +71,7 @@ class DequantizeOp(RelayOp):
         data, scale, zp = expect_count(name, types, 3)
         expect_quantized(name, data)
         expect_params(name, scale, zp, axis_size(name, data, attrs.axis))
-        return [tensor(data.get_shape(), f32)]
+        return [tensor(shape_of(data), f32)]
 
 
 @irdl_op_definition
@@ -102,7 +103,7 @@ class RequantizeOp(RelayOp):
         expect_dtype(name, attrs.out_dtype)
         expect_params(name, in_scale, in_zp, axis_size(name, data, attrs.axis), "input")
         expect_params(name, out_scale, out_zp, None, "output")
-        return [tensor(data.get_shape(), attrs.out_dtype)]
+        return [tensor(shape_of(data), attrs.out_dtype)]
 
 
 CONVERT_OPS = [QuantizeOp, DequantizeOp, RequantizeOp]

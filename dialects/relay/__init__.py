@@ -1,19 +1,21 @@
-"""The relay dialect: tensor-level deep-learning ops on statically shaped `tensor<...>` values.
+"""The relay dialect: tensor-level deep-learning ops on `tensor<...>` values, whose dimensions
+are static or named by symbols (`#relay.dims`, dialects/dims.py).
 
 Op families live in `elementwise`, `nn`, `tensor` and `reduce`; the shared base class and
 the attribute and shape helpers in `base`. Import ops from here: `relay.AddOp`, `relay.Conv2DOp`.
 """
 
 from xdsl.ir import Dialect
+from xrelay.dialects.dims import DimsAttr
 
 from .base import Attrs, RelayOp
-from .elementwise import *  # noqa: F403
+from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
-from .nn import *  # noqa: F403
+from .nn import *
 from .nn import NN_OPS
-from .reduce import *  # noqa: F403
+from .reduce import *
 from .reduce import REDUCE_OPS
-from .tensor import *  # noqa: F403
+from .tensor import *
 from .tensor import TENSOR_OPS
 
 ALL_OPS: list[type[RelayOp]] = [
@@ -27,6 +29,6 @@ ALL_OPS: list[type[RelayOp]] = [
     *REDUCE_OPS,
 ]
 
-Relay = Dialect("relay", ALL_OPS, [])
+Relay = Dialect("relay", ALL_OPS, [DimsAttr])
 
-__all__ = ["ALL_OPS", "Attrs", "Relay", "RelayOp"]
+__all__ = ["ALL_OPS", "Attrs", "DimsAttr", "Relay", "RelayOp"]

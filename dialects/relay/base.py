@@ -1,6 +1,7 @@
 """Shared machinery of the relay dialect: the op base class, attribute helpers, shape helpers.
 
-Every relay op is a `RelayOp`: operands are ranked, statically shaped tensors; the result
+Every relay op is a `RelayOp`: operands are ranked tensors (a dimension may be dynamic, named
+by a symbol: dialects/dims.py); the result
 types follow from the operand types and the properties by the op's `infer` rule. The
 constructor runs the rule to build the result types, and the verifier runs it again and
 compares, so a hand-written or rewritten op with a wrong result type fails verification with
@@ -39,9 +40,10 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xrelay.dialects.dims import Dim, dim_str, is_dynamic, make_tensor, shape_of
 from xrelay.errors import ShapeError
 
-Shape = tuple[int, ...]
+Shape = tuple[Dim, ...]
 
 
 # --- attributes <-> Python values --------------------------------------------------------
@@ -142,7 +144,7 @@ def type_prop(default: Attribute | None = None) -> Any:
 
 def fmt_type(t: Attribute) -> str:
     if isinstance(t, TensorType):
-        dims = "x".join(str(d) for d in t.get_shape())
+        dims = "x".join(_fmt_dim(dim_str(d)) for d in shape_of(t))
         return f"tensor<{dims + 'x' if dims else ''}{t.element_type}>"
     return str(t)
 
@@ -155,8 +157,13 @@ def is_bool(elem: Attribute) -> bool:
     return elem == i1
 
 
-def tensor(shape: Sequence[int], elem: Attribute) -> TensorType:
-    return TensorType(elem, [int(d) for d in shape])
+def _fmt_dim(text: str) -> str:
+    return text if text.isidentifier() or text.isdigit() or text == "?" else f"({text})"
+
+
+def tensor(shape: Sequence[Dim], elem: Attribute) -> TensorType:
+    """A tensor type of these dimensions (ints, or expressions of symbols: dialects/dims.py)."""
+    return make_tensor(elem, shape)
 
 
 # --- the op base ---------------------------------------------------------------------------
@@ -189,7 +196,7 @@ class RelayOp(IRDLOperation, ABC):
         (`None` means the default); raises `ShapeError` if the shape rule fails."""
         values = [SSAValue.get(o) for o in operands]
         props = {k: to_attr(v) for k, v in attrs.items() if v is not None}
-        result_types = type(self).infer(
+        result_types = type(self).checked_infer(
             [v.type for v in values], type(self).attrs_of(props), type(self).name
         )
         super().__init__(
@@ -233,8 +240,22 @@ class RelayOp(IRDLOperation, ABC):
         """Result types from operand types and properties; raises ShapeError."""
         raise NotImplementedError
 
+    @classmethod
+    def checked_infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        """`infer`, where a rule that cannot decide a comparison of symbolic dimensions (sympy
+        raises TypeError) is a ShapeError naming the op and its operand types."""
+        try:
+            return cls.infer(types, attrs, name)
+        except TypeError as e:
+            if not any(is_dynamic(t) for t in types):
+                raise
+            raise ShapeError(
+                f"'{name}' cannot decide its shape rule for dynamic operands "
+                f"{', '.join(fmt_type(t) for t in types)}: {e}"
+            ) from None
+
     def verify_(self) -> None:
-        expected = type(self).infer([o.type for o in self.operands], self.attrs, self.name)
+        expected = type(self).checked_infer([o.type for o in self.operands], self.attrs, self.name)
         actual = [r.type for r in self.results]
         if list(expected) != actual:
             raise ShapeError(
@@ -276,9 +297,9 @@ def same_elem(name: str, types: Sequence[TensorType]) -> Attribute:
 
 def broadcast(name: str, types: Sequence[TensorType]) -> Shape:
     """numpy broadcasting of the operand shapes, or a ShapeError naming them."""
-    shapes = [t.get_shape() for t in types]
+    shapes = [shape_of(t) for t in types]
     rank = max(len(s) for s in shapes)
-    out: list[int] = []
+    out: list[Dim] = []
     for i in range(rank):
         dims = {s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0} - {1}
         if len(dims) > 1:

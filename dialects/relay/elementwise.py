@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType, i1
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Commutative, Pure
+from xrelay.dialects.dims import shape_of
 from xrelay.errors import ShapeError
 
 from .base import (
@@ -389,7 +390,7 @@ class IsNanOp(UnaryOp):
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
         expect_float(name, data)
-        return [tensor(data.get_shape(), i1)]
+        return [tensor(shape_of(data), i1)]
 
 
 @irdl_op_definition
@@ -604,7 +605,7 @@ class PReluOp(RelayOp):
         expect_float(name, data)
         same_elem(name, [data, alpha])
         axis = norm_axis(name, attrs.axis, data.get_num_dims())
-        if alpha.get_shape() != (data.get_shape()[axis],):
+        if shape_of(alpha) != (shape_of(data)[axis],):
             raise ShapeError(
                 f"'{name}' alpha {fmt_type(alpha)} must be a vector of the size of axis {axis} "
                 f"of {fmt_type(data)}"
@@ -641,7 +642,7 @@ class ConvertOp(RelayOp, ABC):
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
         cls.check(name, data, attrs.dtype)
-        return [TensorType(attrs.dtype, data.get_shape())]
+        return [tensor(shape_of(data), attrs.dtype)]
 
     @classmethod
     def check(cls, name: str, data: TensorType, dtype: Attribute) -> None:

@@ -16,6 +16,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xrelay.dialects.dims import shape_of
 from xrelay.errors import ShapeError
 
 from .base import (
@@ -95,8 +96,8 @@ class ConvOp(RelayOp, ABC):
         _layout(name, "kernel_layout", attrs.kernel_layout, "OI" + cls.SPATIAL, n + 2)
         for attr, count in (("strides", n), ("dilation", n), ("padding", 2 * n)):
             expect_len(name, attr, attrs[attr], count)
-        d = dict(zip(attrs.data_layout, data.get_shape()))
-        k = dict(zip(attrs.kernel_layout, weight.get_shape()))
+        d = dict(zip(attrs.data_layout, shape_of(data)))
+        k = dict(zip(attrs.kernel_layout, shape_of(weight)))
         groups = attrs.groups
         if groups < 1 or d["C"] != k["I"] * groups or k["O"] % groups:
             raise ShapeError(
@@ -214,8 +215,8 @@ class Conv2DTransposeOp(ConvOp):
             expect_len(name, attr, attrs[attr], count)
         if min(attrs.padding) < 0 or min(attrs.output_padding) < 0:
             raise ShapeError(f"'{name}' padding and output_padding must not be negative")
-        d = dict(zip(attrs.data_layout, data.get_shape()))
-        k = dict(zip(attrs.kernel_layout, weight.get_shape()))
+        d = dict(zip(attrs.data_layout, shape_of(data)))
+        k = dict(zip(attrs.kernel_layout, shape_of(weight)))
         groups = attrs.groups
         if groups < 1 or d["C"] != k["I"] or k["I"] % groups:
             raise ShapeError(
@@ -253,15 +254,15 @@ class DenseOp(RelayOp):
         data, weight = expect_count(name, types, 2)
         elem = same_elem(name, [data, weight])
         expect_rank(name, weight, 2, "weight")
-        if data.get_num_dims() < 1 or data.get_shape()[-1] != weight.get_shape()[1]:
+        if data.get_num_dims() < 1 or shape_of(data)[-1] != shape_of(weight)[1]:
             raise ShapeError(
                 f"'{name}' reduction sizes differ: data {fmt_type(data)}, weight {fmt_type(weight)}"
             )
-        return [tensor((*data.get_shape()[:-1], weight.get_shape()[0]), elem)]
+        return [tensor((*shape_of(data)[:-1], shape_of(weight)[0]), elem)]
 
 
 def _mm_dims(t: TensorType, transpose: bool) -> tuple[int, int]:
-    rows, cols = t.get_shape()[-2:]
+    rows, cols = shape_of(t)[-2:]
     return (cols, rows) if transpose else (rows, cols)
 
 
@@ -285,8 +286,8 @@ class MatmulFamilyOp(RelayOp, ABC):
         expect_rank(name, rhs, cls.RANK, "rhs")
         m, k1 = _mm_dims(lhs, attrs.transpose_a)
         k2, n = _mm_dims(rhs, attrs.transpose_b)
-        batch = list(lhs.get_shape()[:-2])
-        other = list(rhs.get_shape()[:-2])
+        batch = list(shape_of(lhs)[:-2])
+        other = list(shape_of(rhs)[:-2])
         if k1 != k2 or (batch != other and 1 not in batch + other):
             raise ShapeError(f"'{name}' shapes do not match: {fmt_type(lhs)} and {fmt_type(rhs)}")
         return [tensor((*[max(a, b) for a, b in zip(batch, other)], m, n), elem)]
@@ -320,7 +321,7 @@ class BatchMatmulOp(MatmulFamilyOp):
 
 
 def _vector_along(name: str, data: TensorType, vec: TensorType, axis: int, what: str) -> None:
-    if vec.get_shape() != (data.get_shape()[axis],):
+    if shape_of(vec) != (shape_of(data)[axis],):
         raise ShapeError(
             f"'{name}' {what} {fmt_type(vec)} must be a vector of the size of axis {axis} "
             f"of {fmt_type(data)}"
@@ -403,10 +404,10 @@ class LayerNormOp(RelayOp):
         same_elem(name, [data, gamma, beta])
         axis = norm_axis(name, attrs.axis, data.get_num_dims())
         for what, t in (("gamma", gamma), ("beta", beta)):
-            if t.get_shape() != data.get_shape()[axis:]:
+            if shape_of(t) != shape_of(data)[axis:]:
                 raise ShapeError(
                     f"'{name}' {what} {fmt_type(t)} must have the trailing shape "
-                    f"{list(data.get_shape()[axis:])} of {fmt_type(data)}"
+                    f"{list(shape_of(data)[axis:])} of {fmt_type(data)}"
                 )
         return [data]
 
@@ -462,7 +463,7 @@ class PoolOp(RelayOp, ABC):
         _layout(name, "layout", attrs.layout, "NC" + cls.SPATIAL, n + 2)
         for attr, count in (("pool_size", n), ("strides", n), ("dilation", n), ("padding", 2 * n)):
             expect_len(name, attr, attrs[attr], count)
-        shape = dict(zip(attrs.layout, data.get_shape()))
+        shape = dict(zip(attrs.layout, shape_of(data)))
         for i, s in enumerate(cls.SPATIAL):
             pads = (attrs.padding[i], attrs.padding[n + i])
             shape[s] = _window_out(
@@ -567,7 +568,7 @@ class GlobalPool2DOp(RelayOp, ABC):
         (data,) = expect_count(name, types, 1)
         expect_rank(name, data, 4)
         _layout(name, "layout", attrs.layout, "NCHW", 4)
-        shape = [1 if c in "HW" else d for c, d in zip(attrs.layout, data.get_shape())]
+        shape = [1 if c in "HW" else d for c, d in zip(attrs.layout, shape_of(data))]
         return [tensor(shape, data.element_type)]
 
 
@@ -647,7 +648,7 @@ class PadOp(RelayOp):
         if attrs.pad_mode not in PAD_MODES:
             raise ShapeError(f"'{name}' pad_mode '{attrs.pad_mode}' is not one of {PAD_MODES}")
         shape: list[int] = []
-        for i, d in enumerate(data.get_shape()):
+        for i, d in enumerate(shape_of(data)):
             begin, end = attrs.pad_width[2 * i], attrs.pad_width[2 * i + 1]
             if d + begin + end < 0 or (attrs.pad_mode == "reflect" and max(begin, end) >= d):
                 raise ShapeError(

@@ -8,6 +8,7 @@ from abc import ABC
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xrelay.dialects.dims import shape_of
 from xrelay.errors import ShapeError
 
 from .base import (
@@ -47,7 +48,7 @@ class ReduceOp(RelayOp, ABC):
         (data,) = expect_count(name, types, 1)
         if is_bool(data.element_type):
             raise ShapeError(f"'{name}' does not reduce i1 tensors, got {fmt_type(data)}")
-        shape = data.get_shape()
+        shape = shape_of(data)
         axes = (
             list(range(len(shape)))
             if attrs.axis is None
@@ -107,7 +108,7 @@ class ArgReduceOp(RelayOp, ABC):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape = data.get_shape()
+        shape = shape_of(data)
         axis = norm_axis(name, attrs.axis, len(shape))
         return [tensor(reduced_shape(shape, [axis], attrs.keepdims), i64)]
 

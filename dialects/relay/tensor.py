@@ -3,14 +3,15 @@ expand_dims, batch_flatten, broadcast_to, strided_slice, take, tile, shape_of.""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -18,6 +19,19 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xrelay.dialects.dims import (
+    DYNAMIC_ENTRY,
+    Dim,
+    DimsAttr,
+    dim_str,
+    equal,
+    fmt_dims,
+    normalize,
+    parse_dim,
+    prod,
+    shape_of,
+    simplify_ratio,
+)
 from xrelay.errors import ShapeError
 
 from .base import (
@@ -86,39 +100,84 @@ class ConstantOp(RelayOp):
         return op
 
 
-def _static_numel(shape: tuple[int, ...] | list[int]) -> int:
-    return math.prod(shape)
+def _static_numel(shape: tuple[Dim, ...] | list[Dim]) -> Dim:
+    return prod(shape)
+
+
+def split_target(shape: Sequence[Dim]) -> tuple[list[int], DimsAttr | None]:
+    """A target shape as an ints property (DYNAMIC_ENTRY for each dynamic entry) and the
+    `dims` property holding the dynamic entries' expressions (None when all are static)."""
+    dims = [normalize(d) for d in shape]
+    ints = [d if isinstance(d, int) else DYNAMIC_ENTRY for d in dims]
+    exprs = tuple(dim_str(d) for d in dims if not isinstance(d, int))
+    return ints, (DimsAttr(exprs) if exprs else None)
+
+
+def join_target(name: str, ints: Sequence[int], dims: DimsAttr | None) -> list[Dim]:
+    """The inverse of `split_target`: the DYNAMIC_ENTRY entries of `ints` filled from `dims`
+    in order."""
+    n = list(ints).count(DYNAMIC_ENTRY)
+    if n != (0 if dims is None else len(dims.data)):
+        given = 0 if dims is None else len(dims.data)
+        raise ShapeError(f"'{name}' has {given} dims for {n} entries {DYNAMIC_ENTRY}")
+    if dims is None:
+        return list(ints)
+    it = iter(dims.data)
+    return [parse_dim(next(it)) if d == DYNAMIC_ENTRY else d for d in ints]
 
 
 @irdl_op_definition
 class ReshapeOp(RelayOp):
-    """Reshape to `newshape` (one entry may be -1, inferred from the element count).
+    """Reshape to `newshape` (one entry may be -1, inferred from the element count). A
+    dynamic target lists its dynamic entries' expressions in `dims`, one per -2 entry.
 
     %y = relay.reshape %x {newshape = array<i64: 3, -1>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %y = relay.reshape %x {newshape = array<i64: -2, -1>, dims = #relay.dims<"batch">}
     """
 
     name = "relay.reshape"
     data = operand_def(TensorType)
     result = result_def(TensorType)
     newshape = ints_prop()
+    dims = opt_prop_def(DimsAttr)
+
+    def __init__(
+        self, data: SSAValue | Operation, newshape: Sequence[Dim], dims: DimsAttr | None = None
+    ) -> None:
+        """`newshape` may hold expressions (split into -2 entries and `dims`), or be the
+        ints property itself with its `dims` (as `op.attrs` gives them)."""
+        if dims is None:
+            newshape, dims = split_target(newshape)
+        super().__init__(data, newshape=list(newshape), dims=dims)
 
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        new = list(attrs.newshape)
-        total = _static_numel(data.get_shape())
-        if new.count(-1) > 1 or any(d < -1 for d in new):
+        new = join_target(name, attrs.newshape, attrs.dims)
+        total = _static_numel(shape_of(data))
+        if new.count(-1) > 1 or any(isinstance(d, int) and d < -1 for d in new):  # -2 filled
             raise ShapeError(
                 f"'{name}' newshape {new} may hold at most one -1 and no other negatives"
             )
         if -1 in new:
-            known = _static_numel([d for d in new if d != -1])
-            if known == 0 or total % known:
+            known = _static_numel([d for d in new if not (isinstance(d, int) and d == -1)])
+            inferred = _exact_quotient(total, known)
+            if inferred is None:
                 raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {new}")
-            new[new.index(-1)] = total // known
-        if _static_numel(new) != total:
-            raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {list(attrs.newshape)}")
+            new[new.index(-1)] = inferred
+        if not equal(_static_numel(new), total):
+            raise ShapeError(
+                f"'{name}' cannot reshape {fmt_type(data)} to {fmt_dims(new)}"
+            )
         return [tensor(new, data.element_type)]
+
+
+def _exact_quotient(total: Dim, known: Dim) -> Dim | None:
+    """total / known when it is provably a whole number, else None."""
+    if isinstance(total, int) and isinstance(known, int):
+        return None if known == 0 or total % known else total // known
+    quotient = normalize(simplify_ratio(total, known))
+    return quotient if isinstance(quotient, int) or quotient.is_integer else None
 
 
 @irdl_op_definition
@@ -144,7 +203,7 @@ class TransposeOp(RelayOp):
             raise ShapeError(
                 f"'{name}' axes {list(attrs.axes)} are not a permutation of rank {rank}"
             )
-        shape = data.get_shape()
+        shape = shape_of(data)
         return [tensor([shape[a] for a in axes], data.element_type)]
 
 
@@ -169,16 +228,16 @@ class ConcatenateOp(RelayOp):
         elem = same_elem(name, ts)
         rank = ts[0].get_num_dims()
         axis = norm_axis(name, attrs.axis, rank)
-        first = ts[0].get_shape()
+        first = shape_of(ts[0])
         for t in ts:
-            s = t.get_shape()
+            s = shape_of(t)
             if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, first)) if i != axis):
                 raise ShapeError(
                     f"'{name}' operands differ off axis {axis}: "
                     + ", ".join(fmt_type(t) for t in ts)
                 )
         shape = list(first)
-        shape[axis] = sum(t.get_shape()[axis] for t in ts)
+        shape[axis] = sum(shape_of(t)[axis] for t in ts)
         return [tensor(shape, elem)]
 
 
@@ -200,7 +259,7 @@ class SplitOp(RelayOp):
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
         axis = norm_axis(name, attrs.axis, data.get_num_dims())
-        size = data.get_shape()[axis]
+        size = shape_of(data)[axis]
         bounds = [0, *attrs.indices, size]
         if any(b < a for a, b in zip(bounds, bounds[1:])):
             raise ShapeError(
@@ -208,7 +267,7 @@ class SplitOp(RelayOp):
             )
         results: list[Attribute] = []
         for begin, end in zip(bounds, bounds[1:]):
-            shape = list(data.get_shape())
+            shape = list(shape_of(data))
             shape[axis] = end - begin
             results.append(tensor(shape, data.element_type))
         return results
@@ -229,7 +288,7 @@ class SqueezeOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape = data.get_shape()
+        shape = shape_of(data)
         if attrs.axis is None:
             drop = [i for i, d in enumerate(shape) if d == 1]
         else:
@@ -256,7 +315,7 @@ class ExpandDimsOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape = list(data.get_shape())
+        shape = list(shape_of(data))
         axis = norm_axis(name, attrs.axis, len(shape) + 1)
         if attrs.num_newaxis < 0:
             raise ShapeError(f"'{name}' num_newaxis must not be negative")
@@ -277,7 +336,7 @@ class BatchFlattenOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape = data.get_shape()
+        shape = shape_of(data)
         if not shape:
             raise ShapeError(f"'{name}' needs a tensor of rank at least 1")
         return [tensor((shape[0], _static_numel(shape[1:])), data.element_type)]
@@ -294,14 +353,24 @@ class BroadcastToOp(RelayOp):
     data = operand_def(TensorType)
     result = result_def(TensorType)
     shape = ints_prop()
+    dims = opt_prop_def(DimsAttr)
+
+    def __init__(
+        self, data: SSAValue | Operation, shape: Sequence[Dim], dims: DimsAttr | None = None
+    ) -> None:
+        if dims is None:
+            shape, dims = split_target(shape)
+        super().__init__(data, shape=list(shape), dims=dims)
 
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        src, dst = data.get_shape(), tuple(attrs.shape)
-        ok = len(src) <= len(dst) and all(s in (1, d) for s, d in zip(reversed(src), reversed(dst)))
-        if not ok:
-            raise ShapeError(f"'{name}' cannot broadcast {fmt_type(data)} to {list(dst)}")
+        src, dst = shape_of(data), tuple(join_target(name, attrs.shape, attrs.dims))
+        ok = len(src) <= len(dst) and all(
+            s == 1 or equal(s, d) for s, d in zip(reversed(src), reversed(dst))
+        )
+        if not ok or any(isinstance(d, int) and d < 0 for d in dst):
+            raise ShapeError(f"'{name}' cannot broadcast {fmt_type(data)} to {fmt_dims(dst)}")
         return [tensor(dst, data.element_type)]
 
 
@@ -325,7 +394,7 @@ class StridedSliceOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape = list(data.get_shape())
+        shape = list(shape_of(data))
         for axis, start, stop, step in slice_specs(name, shape, attrs):
             shape[axis] = len(range(*slice(start, stop, step).indices(shape[axis])))
         return [tensor(shape, data.element_type)]
@@ -367,9 +436,9 @@ class TakeOp(RelayOp):
         _expect_int_indices(name, indices)
         if attrs.mode not in TAKE_MODES:
             raise ShapeError(f"'{name}' mode '{attrs.mode}' is not one of {TAKE_MODES}")
-        shape = data.get_shape()
+        shape = shape_of(data)
         axis = norm_axis(name, attrs.axis, len(shape))
-        out = (*shape[:axis], *indices.get_shape(), *shape[axis + 1 :])
+        out = (*shape[:axis], *shape_of(indices), *shape[axis + 1 :])
         return [tensor(out, data.element_type)]
 
 
@@ -401,7 +470,7 @@ class GatherOp(RelayOp):
                 f"'{name}' data {fmt_type(data)} and indices {fmt_type(indices)} differ in rank"
             )
         norm_axis(name, attrs.axis, data.get_num_dims())
-        return [tensor(indices.get_shape(), data.element_type)]
+        return [tensor(shape_of(indices), data.element_type)]
 
 
 @irdl_op_definition
@@ -422,7 +491,7 @@ class GatherNDOp(RelayOp):
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         data, indices = expect_count(name, types, 2)
         _expect_int_indices(name, indices)
-        d, i, b = data.get_shape(), indices.get_shape(), attrs.batch_dims
+        d, i, b = shape_of(data), shape_of(indices), attrs.batch_dims
         if not i or b < 0 or b >= len(i) or d[:b] != i[:b] or b + i[-1] > len(d):
             raise ShapeError(
                 f"'{name}' indices {fmt_type(indices)} do not index data {fmt_type(data)} "
@@ -447,7 +516,7 @@ class TileOp(RelayOp):
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         (data,) = expect_count(name, types, 1)
-        shape, reps = list(data.get_shape()), list(attrs.reps)
+        shape, reps = list(shape_of(data)), list(attrs.reps)
         if any(r < 0 for r in reps):
             raise ShapeError(f"'{name}' reps {reps} must not be negative")
         n = max(len(shape), len(reps))

@@ -17,6 +17,8 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
+from xrelay.dialects import relay
+from xrelay.dialects.dims import fmt_dims, shape_of
 from xrelay.dialects.dtypes import (
     narrow_dtype,
     numpy_dtype,
@@ -188,8 +190,9 @@ class Node:
         assert isinstance(t, TensorType)
         return t
 
-    def shape(self, i: int) -> tuple[int, ...]:
-        return self.type(i).get_shape()
+    def shape(self, i: int) -> tuple[Any, ...]:
+        """Input i's dimensions: ints, and sympy expressions for dynamic ones."""
+        return shape_of(self.type(i))
 
     def rank(self, i: int) -> int:
         return len(self.shape(i))
@@ -221,6 +224,21 @@ class Node:
             self.known[ssa] = array
             return ssa
         return self.importer.materialize(array, self.location)
+
+    def filled(self, value: Any, dtype: Any, shape: Sequence[Any]) -> np.ndarray | SSAValue:
+        """A tensor of `shape` holding `value` everywhere: a numpy array (a broadcast view)
+        when the shape is static, else a scalar broadcast to the symbolic shape in the IR."""
+        scalar = np.asarray(value, dtype=dtype).reshape(())
+        if all(isinstance(d, int) for d in shape):
+            return np.broadcast_to(scalar, tuple(shape))
+        return self.emit(relay.BroadcastToOp(self.constant(scalar), shape=list(shape)))
+
+    def static_shape(self, i: int, what: str) -> tuple[int, ...]:
+        """Input i's dimensions, which must all be static for `what` (else a clear error)."""
+        shape = self.shape(i)
+        if not all(isinstance(d, int) for d in shape):
+            raise self.unsupported(f"{what} of input {i} with dynamic shape {fmt_dims(shape)}")
+        return shape
 
     def outputs_known(self, results: Sequence[Any]) -> list[Any]:
         """In fold mode, replace SSA results by their computed arrays."""

@@ -1,7 +1,9 @@
 """ONNX ModelProto -> a builtin.module with `func.func @main` of relay ops, plus params.
 
 Imports: onnx, numpy, the relay dialect, the reference executor (to fold values known at
-import time). Assumes: static shapes (a dynamic input dimension needs a `shape` override).
+import time). A dynamic input dimension becomes a symbol (its dim_param, else
+`<input>_<axis>`); `shape=` specializes it. Shape arithmetic on such dimensions is done on
+expressions at import time (frontends/onnx/symbolic.py).
 Produces: `@main(data inputs in model order..., parameters in initializer order...)`, each
 argument named in its `xrelay.name` attribute, each op located by a NameLoc of its node.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Region, SSAValue
+from xrelay.dialects.dims import symbol, symbol_name
+from xrelay.frontends.onnx import symbolic
+from xrelay.frontends.onnx.symbolic import is_symbolic
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -43,7 +49,7 @@ from xrelay.frontends.common import emit_constant
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import STRUCTURED, lookup
 from xrelay.ir import verify_module
-from xrelay.signature import arg_attrs, res_attrs
+from xrelay.signature import DIM_RANGES_ATTR, arg_attrs, dim_ranges_attr, res_attrs
 
 ShapeArg = Mapping[str, tuple[int, ...] | list[int]] | None
 DtypeArg = str | Mapping[str, str]
@@ -105,15 +111,19 @@ def check_supported(graph: onnx.GraphProto, opset: int, domains: Mapping[str, in
         )
 
 
-def _static_dims(value: onnx.ValueInfoProto) -> tuple[int, ...] | None:
+def _input_dims(value: onnx.ValueInfoProto) -> tuple[Any, ...] | None:
+    """An input's dimensions: ints, and a symbol for each dynamic one (named after its
+    dim_param, else `<input>_<axis>`); None when the rank is unknown."""
     t = value.type.tensor_type
     if not t.HasField("shape"):
         return None
-    dims = []
-    for d in t.shape.dim:
-        if not d.HasField("dim_value") or d.dim_value < 0:
-            return None
-        dims.append(d.dim_value)
+    dims: list[Any] = []
+    for axis, d in enumerate(t.shape.dim):
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(d.dim_value)
+        else:
+            param = d.dim_param if d.HasField("dim_param") else f"{value.name}_{axis}"
+            dims.append(symbol(symbol_name(param)))
     return tuple(dims)
 
 
@@ -147,6 +157,7 @@ class GraphImporter:
         self.env: dict[str, Value] = {}
         self.block = Block()
         self.input_dtypes: dict[str, np.dtype] = {}  # data inputs of narrow types
+        self.dim_ranges: dict[str, tuple[int, int]] = {}  # symbols' [min, max], if bounded
 
     # --- the pieces of @main -------------------------------------------------------------
 
@@ -164,11 +175,15 @@ class GraphImporter:
             np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
         else:
             np_dtype = np.dtype(self.dtype if isinstance(self.dtype, str) else "float32")
-        dims = self.shape.get(name, _static_dims(value))
-        if dims is None:
+        declared = _input_dims(value)
+        dims = self.shape.get(name, declared)
+        if name in self.shape and declared is not None and len(dims) != len(declared):
             raise Error(
-                f"input '{name}' has a dynamic or unknown shape; pass shape={{'{name}': (...)}}"
+                f"shape= gives input '{name}' rank {len(dims)} {list(dims)}, but the model "
+                f"declares rank {len(declared)}"
             )
+        if dims is None:
+            raise Error(f"input '{name}' has an unknown rank; pass shape={{'{name}': (...)}}")
         if narrow_dtype(np_dtype) is not None:
             self.input_dtypes[name] = np_dtype
         return tensor_type(tuple(dims), storage_dtype(np_dtype))
@@ -221,6 +236,10 @@ class GraphImporter:
         fold = fold and node.op_type not in NO_FOLD and node.op_type not in STRUCTURED
         fold = fold and any(n for n in node.input)
         fold = fold and (not narrow or node.op_type in NARROW_AWARE + NARROW_MOVES)
+        if fold and any(is_symbolic(self.env[n].array) for n in node.input if n):
+            if self._evaluate_symbolic(node, index):
+                return
+            fold = False  # converted into IR: its converter reads the expressions
         widened_to = None
         if narrow and node.op_type not in NARROW_AWARE + NARROW_MOVES:
             original = node
@@ -267,6 +286,30 @@ class GraphImporter:
                 if widened_to is not None and array.dtype == np.float32:  # rounded back
                     array = array.astype(widened_to)
                 self.env[name] = Value(array=array)
+
+    def _evaluate_symbolic(self, node: onnx.NodeProto, index: int) -> bool:
+        """Shape arithmetic on dynamic dimensions (frontends/onnx/symbolic.py): True if the
+        node was evaluated, False if it is to be converted into IR instead (its result's
+        length is an expression, e.g. a Range up to `seq`)."""
+        inputs = [self.env[n].array if n else None for n in node.input]
+        out = symbolic.evaluate(node, inputs)
+        if out is not None:
+            self.env[node.output[0]] = Value(array=out)
+            return True
+        if symbolic.convertible(node, inputs):
+            return False
+        label = node.name or f"{node.op_type}_{index}"
+        raise Error(
+            f"ONNX node '{label}' ({node.op_type}): computes with dynamic dimensions "
+            f"({', '.join(n for n in node.input if n and is_symbolic(self.env[n].array))}), "
+            "which is not supported for this op yet"
+        )
+
+    def bound_symbol(self, name: str, lo: int | None = None, hi: int | None = None) -> None:
+        """Declare that symbol `name` lies in [lo, hi] (@main's xrelay.dim_ranges): a run
+        with a value outside is refused, naming the input."""
+        old_lo, old_hi = self.dim_ranges.get(name, (1, 2**62))
+        self.dim_ranges[name] = (max(old_lo, lo or 1), min(old_hi, 2**62 if hi is None else hi))
 
     def convert_graph(self, graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> list[Value]:
         """Convert a subgraph (a branch or loop body) in place, its inputs bound to
@@ -357,6 +400,8 @@ class GraphImporter:
             arg_attrs=arg_attrs(names, len(inputs), self.input_dtypes),
             res_attrs=res_attrs(result_dtypes),
         )
+        if self.dim_ranges:
+            fn.attributes[DIM_RANGES_ATTR] = dim_ranges_attr(self.dim_ranges)
         return ModuleOp([fn]), params
 
 

@@ -321,7 +321,7 @@ def dropout(b: Node) -> list:
         raise b.unsupported("training-mode dropout")
     mask = None
     if len(b.node.output) > 1 and b.node.output[1]:
-        mask = np.ones(b.shape(0), dtype=bool)
+        mask = b.filled(True, bool, b.shape(0))
     return [x, mask]
 
 

@@ -8,6 +8,8 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import normalize, prod
+from xrelay.frontends.onnx.symbolic import symbolic_array
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -27,23 +29,25 @@ def constant(b: Node) -> np.ndarray:
 
 
 @onnx_op("ConstantOfShape", since=9)
-def constant_of_shape(b: Node) -> np.ndarray:
-    shape = [int(d) for d in b.const(0)]
+def constant_of_shape(b: Node) -> np.ndarray | SSAValue:
+    shape = [normalize(d) for d in b.const(0)]
     value = b.attr("value", np.zeros(1, np.float32))
+    if not all(isinstance(d, int) for d in shape):  # dynamic: a broadcast scalar in the IR
+        return b.emit(relay.BroadcastToOp(b.constant(value.reshape(())), shape=shape))
     # a view of one element: cheap for huge shapes, and emitted as a broadcast scalar
     return np.broadcast_to(value.reshape(()), shape)
 
 
 @onnx_op("Shape")
 def shape(b: Node) -> np.ndarray:
-    dims = np.array(b.shape(0), dtype=np.int64)
+    dims = symbolic_array(b.shape(0))  # expressions for dynamic dimensions
     start, end = b.attr("start", 0), b.attr("end", None)
     return dims[start:end]
 
 
 @onnx_op("Size")
 def size(b: Node) -> np.ndarray:
-    return np.array(math.prod(b.shape(0)), dtype=np.int64)
+    return symbolic_array(prod(b.shape(0)))
 
 
 @onnx_op("Range", since=11)
@@ -61,7 +65,7 @@ def range_(b: Node) -> np.ndarray:
 
 @onnx_op("Reshape", since=5)
 def reshape(b: Node) -> SSAValue:
-    target = [int(d) for d in b.const(1)]
+    target = [normalize(d) for d in b.const(1)]
     src = b.shape(0)
     if not b.attr("allowzero", 0):
         target = [src[i] if d == 0 else d for i, d in enumerate(target)]
@@ -169,14 +173,29 @@ def tile(b: Node) -> SSAValue:
 
 @onnx_op("Expand", since=8)
 def expand(b: Node) -> SSAValue:
-    target = tuple(int(d) for d in b.const(1))
+    target = tuple(normalize(d) for d in b.const(1))
     try:
-        shape = np.broadcast_shapes(b.shape(0), target)
+        shape = _broadcast_shapes(b.shape(0), target)
     except ValueError:
         raise b.error(f"cannot expand shape {list(b.shape(0))} to {list(target)}") from None
     if tuple(shape) == b.shape(0):
         return b.input(0)
     return b.emit(relay.BroadcastToOp(b.input(0), shape=shape))
+
+
+def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
+    """numpy broadcasting of two shapes whose dimensions may be expressions."""
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + tuple(a), (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1 or x == y:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        else:
+            raise ValueError
+    return tuple(out)
 
 
 @onnx_op("Compress", since=9)

@@ -104,8 +104,14 @@ def test_unsupported_ops_reported_all_at_once():
 def test_shape_override_and_unknown_input():
     nodes = [helper.make_node("Relu", ["x"], ["y"])]
     model = make_model(nodes, [vi("x", ["batch", 3])], [vi("y", ["batch", 3])])
-    with pytest.raises(xrelay.Error, match=r"input 'x' has a dynamic or unknown shape"):
-        xrelay.from_onnx(model)
+    module, _ = xrelay.from_onnx(model)  # a dynamic dimension is a symbol
+    assert [str(d) for d in FunctionSignature.of(main_function(module)).args[0].shape] == [
+        "batch",
+        "3",
+    ]
+    unranked = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)], [])
+    with pytest.raises(xrelay.Error, match=r"input 'x' has an unknown rank; pass shape="):
+        xrelay.from_onnx(unranked)
     module, _ = xrelay.from_onnx(model, shape={"x": (5, 3)})
     assert FunctionSignature.of(main_function(module)).args[0].shape == (5, 3)
     with pytest.raises(xrelay.Error, match=r"unknown input 'y'; the inputs are \['x'\]"):

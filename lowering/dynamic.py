@@ -1,0 +1,76 @@
+"""Running a module with dynamic dimensions: check the inputs against the signature's
+symbols, then run the native code specialized to their values.
+
+`DynamicLibrary.run` reads the symbols' values from the input shapes (`bind_dims`: a
+dimension the model fixes, a symbol two inputs disagree on, a value outside its declared
+range or a broken `2*seq`-style rule is an `xrelay.Error` naming the input and the axis,
+before any native code runs), then calls the library compiled for that binding:
+`specialize-shapes` on a copy of the module, then the static pipeline. Each distinct
+binding compiles once per library (the `max_specializations` most recently used stay
+compiled); a binding seen before runs at the static build's speed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xrelay.signature import FunctionSignature, bind_dims, check_inputs
+from xrelay.transforms.specialize_shapes import specialize_shapes
+
+Binding = tuple[tuple[str, int], ...]
+
+
+class DynamicLibrary:
+    """A compiled model whose inputs have dynamic dimensions: `lib.run(**inputs)` or
+    `lib(*arrays)` -> list of numpy arrays, for any shapes the signature allows."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        signature: FunctionSignature,
+        params: Mapping[str, np.ndarray],
+        build_static: Callable[[ModuleOp, Mapping[str, np.ndarray]], Any],
+        max_specializations: int = 16,
+    ) -> None:
+        self.module = module.clone()
+        self.signature = signature
+        self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
+        self._build_static = build_static
+        self._compiled: OrderedDict[Binding, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_specializations = max_specializations
+        self.compiles = 0  # how many bindings were compiled (a binding seen before is not)
+        self.times: dict[str, float] = {}
+
+    def specialization(self, binding: Mapping[str, int]) -> Any:
+        """The static library for `binding` (compiled on first use)."""
+        key = tuple(sorted(binding.items()))
+        with self._lock:
+            lib = self._compiled.get(key)
+            if lib is None:
+                start = time.perf_counter()
+                work = self.module.clone()
+                specialize_shapes(work, dict(key))
+                lib = self._build_static(work, self.params)
+                self.compiles += 1
+                self.times = dict(lib.times)
+                self.times["specialize"] = time.perf_counter() - start
+                self._compiled[key] = lib
+                while len(self._compiled) > self.max_specializations:
+                    self._compiled.popitem(last=False)
+            else:
+                self._compiled.move_to_end(key)
+            return lib
+
+    def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
+        arrays = check_inputs(self.signature, args, inputs, self.params)
+        lib = self.specialization(bind_dims(self.signature, arrays))
+        return lib.run(*args, **inputs)
+
+    __call__ = run
