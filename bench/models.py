@@ -78,6 +78,52 @@ def bert_base(cache: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     return model, {model.graph.input[0].name: ids}
 
 
+# the models with a dynamic variant (`dynamic`), for bench/run.py --dynamic
+DYNAMIC = {"resnet50": "batch", "bert_base": "batch, sequence"}
+
+
+def dynamic(name: str, cache: Path) -> onnx.ModelProto:
+    """`name` with dynamic dimensions: a light CNN with its batch axis a dim_param `N`;
+    BERT-base exported with dynamic batch and sequence axes."""
+    if name == "bert_base":
+        return _bert_base_dynamic(cache)
+    model, _ = light(name)
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for value in (*model.graph.input, *model.graph.output):
+        if value.name in {t.name for t in model.graph.initializer}:
+            continue
+        dim = value.type.tensor_type.shape.dim[0]
+        dim.Clear()
+        dim.dim_param = "N"
+    del model.graph.value_info[:]
+    return model
+
+
+def _bert_base_dynamic(cache: Path) -> onnx.ModelProto:
+    path = cache / "bert_base_dynamic.onnx"
+    if not path.is_file():
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import torch
+        import transformers
+
+        torch.manual_seed(0)
+        model = transformers.BertModel(transformers.BertConfig()).eval()
+        ids = torch.zeros((1, 128), dtype=torch.int64)
+        batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence", max=512)
+        cache.mkdir(parents=True, exist_ok=True)
+        torch.onnx.export(
+            model,
+            (ids,),
+            str(path),
+            dynamo=True,
+            input_names=["input_ids"],
+            dynamic_shapes={"input_ids": {0: batch, 1: seq}},
+        )
+    return onnx.load(str(path))
+
+
 def build(name: str, cache: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     if name == "mlp":
         return mlp()

@@ -1,6 +1,7 @@
 """Benchmark xrelay against onnxruntime on the same inputs, side by side in one run.
 
     python bench/run.py [--models mlp,squeezenet,...] [--runs 5] [--seconds 3] [--json out.json]
+                        [--dynamic]
 
 Per model (each in its own process, so peak memory is the model's own): build it, compile it
 with xrelay (timed), check that xrelay and onnxruntime agree, then time both with 2 threads
@@ -11,6 +12,10 @@ turn first runs its system untimed for `--settle` seconds: both systems' worker 
 otherwise slow the other system's next runs (measured: 2-4x on the MLP). Reports xrelay and
 onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machine's 480
 GFLOP/s peak, compile time and peak memory, then the geometric mean of the ratios.
+
+`--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
+with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
+the same inputs, and time it in the same alternation: the `dyn ms` and `dyn/static` columns.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ PEAK_GFLOPS = 480.0
 HERE = Path(__file__).resolve().parent
 
 
-def measure(name: str, runs: int, seconds: float, cache: Path, settle: float) -> dict:
+def measure(
+    name: str, runs: int, seconds: float, cache: Path, settle: float, dynamic: bool = False
+) -> dict:
     import numpy as np
     import onnxruntime as ort
     import xrelay
-    from models import build, gflop  # bench/, the script's folder, is first on sys.path
+    from models import DYNAMIC, build, gflop  # bench/, the script's folder, is first on sys.path
 
     model, inputs = build(name, cache)
     flops = gflop(model, inputs)
@@ -57,6 +64,19 @@ def measure(name: str, runs: int, seconds: float, cache: Path, settle: float) ->
 
     times: dict[str, list[float]] = {"xrelay": [], "onnxruntime": []}
     calls = {"xrelay": lambda: lib.run(**inputs), "onnxruntime": lambda: session.run(None, inputs)}
+    dynamic_compile_s = None
+    if dynamic and name in DYNAMIC:
+        from models import dynamic as dynamic_model
+
+        start = time.perf_counter()
+        dyn_module, dyn_params = xrelay.from_onnx(dynamic_model(name, cache))
+        dyn = xrelay.build(dyn_module, dyn_params)
+        for g, w in zip(dyn.run(**inputs), want):  # compiles for these shapes
+            scale = max(float(np.nanmax(np.abs(w))), 1.0)
+            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
+        dynamic_compile_s = time.perf_counter() - start
+        times["dynamic"] = []
+        calls["dynamic"] = lambda: dyn.run(**inputs)
     for fn in calls.values():
         fn()  # warm-up
     while any(len(t) < runs or sum(t) < seconds for t in times.values()):
@@ -71,7 +91,15 @@ def measure(name: str, runs: int, seconds: float, cache: Path, settle: float) ->
                 turn.append(time.perf_counter() - t0)
             times[system] += turn
     med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
+    extra = {}
+    if "dynamic" in med:
+        extra = {
+            "dynamic_ms": med["dynamic"],
+            "dynamic_ratio": med["dynamic"] / med["xrelay"],
+            "dynamic_compile_s": dynamic_compile_s,
+        }
     return {
+        **extra,
         "model": name,
         "xrelay_ms": med["xrelay"],
         "xrelay_min_ms": min(times["xrelay"]) * 1e3,
@@ -97,13 +125,17 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=0.2, help="untimed seconds per turn")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
+    parser.add_argument("--dynamic", action="store_true", help="also time the dynamic builds")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.runs, args.seconds, args.cache, args.settle)))
+        result = measure(args.one, args.runs, args.seconds, args.cache, args.settle, args.dynamic)
+        print(json.dumps(result))
         return 0
     rows = []
     header = f"{'model':<13}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
+    if args.dynamic:
+        header += f"{'dyn ms':>9}{'dyn/static':>11}"
     print(header)
     for name in args.models.split(","):
         cmd = [
@@ -119,6 +151,7 @@ def main() -> int:
             str(args.cache),
             "--settle",
             str(args.settle),
+            *(["--dynamic"] if args.dynamic else []),
         ]
         done = subprocess.run(
             cmd,
@@ -134,11 +167,13 @@ def main() -> int:
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(r)
-        print(
+        line = (
             f"{name:<13}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
-            f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}",
-            flush=True,
+            f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}"
         )
+        if "dynamic_ms" in r:
+            line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}"
+        print(line, flush=True)
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:
         geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))

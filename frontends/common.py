@@ -3,10 +3,10 @@
 `emit_constant` puts a numpy constant into a block (its ops from
 `xrelay.dialects.constants.constant_ops`: a large splat becomes a broadcast scalar).
 `matmul_nd` gives numpy matmul semantics (any batch rank, broadcasting, 1-d operands) on
-relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis; `arange` and `dim_scalar`
-give, as run-time tensors, an index range and a value whose size is a dynamic dimension
-(dialects/dims.py). They take anything with an `emit(op)` that adds the op and returns its
-result.
+relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis; `arange`, `dim_scalar` and
+`dims_tensor` give, as run-time tensors, an index range of a dynamic length and the values
+of dynamic dimensions (dialects/dims.py). They take anything with an `emit(op)` that adds
+the op and returns its result.
 """
 
 from __future__ import annotations
@@ -72,6 +72,14 @@ def dim_scalar(b: Emitter, d: Dim, dtype: Any = np.int64) -> SSAValue:
     if np.dtype(dtype) == np.int64:
         return size
     return b.emit(relay.CastOp(size, dtype=element_type(np.dtype(dtype))))
+
+
+def dims_tensor(b: Emitter, dims: np.ndarray) -> SSAValue:
+    """An int64 tensor holding dimension values (ints and expressions), computed at run
+    time: what `Shape` of a tensor with dynamic dimensions gives."""
+    entries = [b.emit(relay.ReshapeOp(dim_scalar(b, d), newshape=[1])) for d in dims.flat]
+    flat = entries[0] if len(entries) == 1 else b.emit(relay.ConcatenateOp(*entries, axis=0))
+    return b.emit(relay.ReshapeOp(flat, newshape=list(dims.shape)))
 
 
 def stack(b: Emitter, values: list[SSAValue], axis: int) -> SSAValue:

@@ -14,19 +14,26 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, equal, normalize, shape_of
 from xrelay.dialects.dtypes import element_type
-from xrelay.frontends.common import matmul_nd
-from xrelay.frontends.onnx.binder import Node
+from xrelay.frontends.common import arange, dim_scalar, matmul_nd
+from xrelay.frontends.onnx.binder import Node, sign
 from xrelay.frontends.onnx.registry import onnx_op
 
 
-def _shape(v: SSAValue) -> list[int]:
-    return list(v.type.get_shape())
+def _shape(v: SSAValue) -> list[Dim]:
+    return list(shape_of(v.type))
+
+
+def _iota(b: Node, size: Dim, shape: list[Dim]) -> SSAValue:
+    """0..size-1 (int64) reshaped to `shape`."""
+    return b.emit(relay.ReshapeOp(arange(b, size), newshape=shape))
 
 
 def _heads(b: Node, x: SSAValue, heads: int) -> SSAValue:
     """[B, S, H*D] -> [B, H, S, D]."""
     batch, seq, hidden = _shape(x)
+    (hidden,) = b.static_dims([hidden], "Attention hidden size")
     if hidden % heads:
         raise b.error(f"hidden size {hidden} is not a multiple of {heads} heads")
     x = b.emit(relay.ReshapeOp(x, newshape=(batch, seq, heads, hidden // heads)))
@@ -44,7 +51,7 @@ def _repeat_heads(b: Node, x: SSAValue, reps: int) -> SSAValue:
 class Bias:
     """The additive attention bias [.., q, kv], built from constants and run-time masks."""
 
-    def __init__(self, b: Node, dtype: np.dtype, q: int, kv: int) -> None:
+    def __init__(self, b: Node, dtype: np.dtype, q: Dim, kv: Dim) -> None:
         self.b, self.dtype, self.q, self.kv = b, dtype, q, kv
         self.value: SSAValue | None = None
 
@@ -57,12 +64,14 @@ class Bias:
     def allowed_to_bias(self, allowed: SSAValue) -> SSAValue:
         return self.b.emit(relay.WhereOp(allowed, self.const(0), self.const(-np.inf)))
 
-    def window(self, offset: SSAValue | int, left: int, right: int, causal: bool) -> None:
-        """Keys j with i + offset - left <= j <= i + offset + right (causal: right = 0)."""
+    def window(self, offset: SSAValue | Dim, left: int, right: int, causal: bool) -> None:
+        """Keys j with i + offset - left <= j <= i + offset + right (causal: right = 0);
+        `offset` is an int, a dimension expression (a dynamic cache length) or per-batch
+        offsets [B]."""
         b = self.b
-        i = np.arange(self.q).reshape(self.q, 1)
-        j = np.arange(self.kv).reshape(1, self.kv)
-        if isinstance(offset, int):
+        if all(isinstance(v, int) for v in (offset, self.q, self.kv)):
+            i = np.arange(self.q).reshape(self.q, 1)
+            j = np.arange(self.kv).reshape(1, self.kv)
             diff = i + offset - j
             allowed = np.ones_like(diff, dtype=bool)
             if causal:
@@ -73,10 +82,17 @@ class Bias:
                 allowed &= -diff <= right
             self.add(self.const(np.where(allowed, 0, -np.inf)))
             return
-        # per-batch offsets [B] (nonpad_kv_seqlen - q): compare at run time
-        base = b.constant((i - j).astype(np.int64))  # [q, kv]
-        off = b.emit(relay.ReshapeOp(offset, newshape=(_shape(offset)[0], 1, 1, 1)))
-        diff = b.emit(relay.AddOp(base, off))  # [B, 1, q, kv]
+        # compare at run time: i - j [q, kv] plus the offset
+        if isinstance(self.q, int) and isinstance(self.kv, int):
+            diff = b.constant(np.subtract.outer(np.arange(self.q), np.arange(self.kv)))
+        else:
+            i, j = _iota(b, self.q, [self.q, 1]), _iota(b, self.kv, [1, self.kv])
+            diff = b.emit(relay.SubtractOp(i, j))
+        if isinstance(offset, SSAValue):  # per batch (nonpad_kv_seqlen - q): [B, 1, q, kv]
+            off = b.emit(relay.ReshapeOp(offset, newshape=(_shape(offset)[0], 1, 1, 1)))
+            diff = b.emit(relay.AddOp(diff, off))
+        elif not (isinstance(offset, int) and offset == 0):
+            diff = b.emit(relay.AddOp(diff, dim_scalar(b, offset)))
         conds = []
         if causal:
             conds.append(b.emit(relay.GreaterEqualOp(diff, b.constant(np.int64(0)))))
@@ -95,12 +111,15 @@ class Bias:
 
 def _mask(b: Node, bias: Bias, mask: SSAValue) -> None:
     """A boolean (True attends) or additive mask, padded on the key axis to kv."""
-    pad = bias.kv - _shape(mask)[-1]
+    pad = normalize(bias.kv - _shape(mask)[-1])
     is_bool = b.dtype(3) == np.bool_
-    if pad > 0:
-        fill = np.zeros if is_bool else (lambda s, d: np.full(s, -np.inf, d))
+    longer = sign(pad)
+    if longer is None:
+        raise b.unsupported(f"a mask of {_shape(mask)[-1]} keys for {bias.kv} keys")
+    if longer > 0 and not equal(pad, 0):
         shape = _shape(mask)[:-1] + [pad]
-        extra = b.constant(fill(shape, np.bool_ if is_bool else bias.dtype))
+        fill = (False, np.bool_) if is_bool else (-np.inf, bias.dtype)
+        extra = b.full(*fill, shape)
         mask = b.emit(relay.ConcatenateOp(mask, extra, axis=len(shape) - 1))
     bias.add(bias.allowed_to_bias(mask) if is_bool else mask)
 
@@ -127,6 +146,7 @@ def attention(b: Node) -> list[SSAValue | None]:
         v = b.emit(relay.ConcatenateOp(past_value, v, axis=2))
     present_k, present_v = k, v
     q_len, kv_len = _shape(q)[2], _shape(k)[2]
+    b.static_dims([_shape(q)[1], _shape(k)[1]], "Attention head counts")
     if _shape(q)[1] != _shape(k)[1]:
         if _shape(q)[1] % _shape(k)[1]:
             raise b.error(f"{_shape(q)[1]} query heads are not a multiple of {_shape(k)[1]}")
@@ -134,7 +154,9 @@ def attention(b: Node) -> list[SSAValue | None]:
         k, v = _repeat_heads(b, k, reps), _repeat_heads(b, v, reps)
 
     scale = b.attr("scale", None)
-    scale = 1 / math.sqrt(_shape(q)[3]) if scale is None else scale
+    if scale is None:
+        (head,) = b.static_dims(_shape(q)[3:], "Attention head size")
+        scale = 1 / math.sqrt(head)
     root = b.constant(np.asarray(np.sqrt(scale), dtype))
     q_scaled = b.emit(relay.MultiplyOp(q, root))
     kt = b.emit(relay.TransposeOp(b.emit(relay.MultiplyOp(k, root)), axes=(0, 1, 3, 2)))
@@ -152,18 +174,18 @@ def attention(b: Node) -> list[SSAValue | None]:
     left, right = b.attr("left_window_size", -1), b.attr("right_window_size", -1)
     if mask is not None:
         _mask(b, bias, mask)
-    offset: SSAValue | int = past
+    offset: SSAValue | Dim = past
     if nonpad is not None:
         offset = b.emit(
             relay.SubtractOp(
                 b.emit(relay.CastOp(nonpad, dtype=element_type(np.int64))),
-                b.constant(np.int64(q_len)),
+                dim_scalar(b, q_len),
             )
         )
     if causal or left >= 0 or right >= 0:
         bias.window(offset, left, right, causal)
     if nonpad is not None:
-        keys = b.constant(np.arange(kv_len, dtype=np.int64).reshape(1, kv_len))
+        keys = _iota(b, kv_len, [1, kv_len])
         lengths = b.emit(
             relay.ReshapeOp(
                 b.emit(relay.CastOp(nonpad, dtype=element_type(np.int64))),
@@ -218,12 +240,14 @@ def rotary_embedding(b: Node) -> SSAValue:
         x = b.emit(relay.TransposeOp(x, axes=(0, 2, 1, 3)))
     elif len(shape) == 3:
         heads = int(b.attr("num_heads", 0))
+        b.static_dims(shape[2:], "RotaryEmbedding hidden size")
         if heads <= 0 or shape[2] % heads:
             raise b.error(f"3-d input needs num_heads dividing {shape[2]}, got {heads}")
         x = b.emit(relay.ReshapeOp(x, newshape=(shape[0], shape[1], heads, shape[2] // heads)))
     else:
         raise b.unsupported(f"rank-{len(shape)} input")
     batch, seq, heads, head = _shape(x)
+    b.static_dims([heads, head], "RotaryEmbedding heads")
     rot = int(b.attr("rotary_embedding_dim", 0)) or head
     cos, sin = b.input(1), b.input(2)
     if b.n_inputs > 3 and b.has_input(3):

@@ -18,7 +18,7 @@ from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dims import fmt_dims, shape_of
+from xrelay.dialects.dims import Dim, fmt_dims, normalize, shape_of
 from xrelay.dialects.dtypes import (
     narrow_dtype,
     numpy_dtype,
@@ -27,6 +27,8 @@ from xrelay.dialects.dtypes import (
     to_storage,
 )
 from xrelay.errors import Error, ShapeError
+from xrelay.frontends.common import dims_tensor
+from xrelay.frontends.onnx.symbolic import is_symbolic
 
 if TYPE_CHECKING:
     from xrelay.frontends.onnx.importer import GraphImporter
@@ -141,6 +143,8 @@ class Node:
             raise self.error("a sequence where a tensor is expected")
         if self.fold:
             return self.constant(to_storage(value.array))
+        if value.ssa is None and is_symbolic(value.array):  # dimension values: run time
+            value.ssa = dims_tensor(self, value.array)
         if value.ssa is None:
             value.ssa = self.importer.materialize(value.array, self.location)
         return value.ssa
@@ -173,6 +177,14 @@ class Node:
             )
         return value.array
 
+    def dims_const(self, i: int) -> list[Dim]:
+        """Input i (a shape, bounds, repeats: known at import) as a list of dimensions:
+        ints, and expressions where it holds dynamic dimensions."""
+        array = np.asarray(self.const(i)).reshape(-1)
+        if is_symbolic(array):
+            return [normalize(v) for v in array]
+        return [int(v) for v in array]
+
     def type(self, i: int) -> TensorType:
         value = self._value(i)
         if value.items is not None:
@@ -183,6 +195,8 @@ class Node:
         """The IR type of a tensor value (a narrow type's storage)."""
         if value.items is not None:
             raise self.error("a sequence where a tensor is expected")
+        if is_symbolic(value.array):  # dimension expressions: int64 at run time
+            return tensor_type(value.array.shape, np.int64)
         if value.array is not None:
             return tensor_type(value.array.shape, storage_dtype(value.array.dtype))
         assert value.ssa is not None
@@ -225,20 +239,74 @@ class Node:
             return ssa
         return self.importer.materialize(array, self.location)
 
-    def filled(self, value: Any, dtype: Any, shape: Sequence[Any]) -> np.ndarray | SSAValue:
-        """A tensor of `shape` holding `value` everywhere: a numpy array (a broadcast view)
-        when the shape is static, else a scalar broadcast to the symbolic shape in the IR."""
+    def full(self, value: Any, dtype: Any, shape: Sequence[Dim]) -> SSAValue:
+        """A tensor of `shape` (dimensions may be expressions) holding `value` everywhere."""
         scalar = np.asarray(value, dtype=dtype).reshape(())
         if all(isinstance(d, int) for d in shape):
-            return np.broadcast_to(scalar, tuple(shape))
+            return self.constant(np.broadcast_to(scalar, tuple(shape)))
         return self.emit(relay.BroadcastToOp(self.constant(scalar), shape=list(shape)))
+
+    def filled(self, value: Any, dtype: Any, shape: Sequence[Dim]) -> np.ndarray | SSAValue:
+        """`full`, but a numpy array (a broadcast view, known at import) when the shape is
+        static."""
+        if all(isinstance(d, int) for d in shape):
+            return np.broadcast_to(np.asarray(value, dtype=dtype).reshape(()), tuple(shape))
+        return self.full(value, dtype, shape)
+
+    # --- dynamic dimensions --------------------------------------------------------------
 
     def static_shape(self, i: int, what: str) -> tuple[int, ...]:
         """Input i's dimensions, which must all be static for `what` (else a clear error)."""
-        shape = self.shape(i)
-        if not all(isinstance(d, int) for d in shape):
-            raise self.unsupported(f"{what} of input {i} with dynamic shape {fmt_dims(shape)}")
-        return shape
+        return self.static_dims(self.shape(i), f"{what} of input {i} ('{self.input_names[i]}')")
+
+    def static_dims(self, dims: Sequence[Dim], what: str) -> tuple[int, ...]:
+        """`dims`, which must all be ints (not dimension expressions) for `what`."""
+        if not all(isinstance(d, int) for d in dims):
+            raise self.unsupported(f"{what} with dynamic dimensions {fmt_dims(dims)}")
+        return tuple(dims)
+
+    def clamp(self, v: Dim, lo: Dim, hi: Dim, assume: bool = False) -> Dim:
+        """v clamped to [lo, hi] (`at_least` of `at_most`)."""
+        return self.at_least(self.at_most(v, hi, assume), lo, assume)
+
+    def at_most(self, v: Dim, hi: Dim, assume: bool = False) -> Dim:
+        """min(v, hi) of dimensions: `Min(v, hi)` when the expressions leave it open. With
+        `assume` (`v` is a bound the model computes, such as the `seq` of `table[:seq]`
+        against a table of 512), `v` is taken to fit instead, and its symbol is bounded
+        (@main's xrelay.dim_ranges) so that a run where it does not is refused."""
+        return self._pick(v, hi, normalize(hi - v), "Min", assume)
+
+    def at_least(self, v: Dim, lo: Dim, assume: bool = False) -> Dim:
+        """max(v, lo) of dimensions, as `at_most`."""
+        return self._pick(v, lo, normalize(v - lo), "Max", assume)
+
+    def _pick(self, v: Dim, other: Dim, slack: Dim, kind: str, assume: bool) -> Dim:
+        known = sign(slack)
+        if known is not None:
+            return v if known >= 0 else other
+        if assume and self._require_nonnegative(slack):
+            return v
+        import sympy
+
+        return normalize(getattr(sympy, kind)(v, other))
+
+    def _require_nonnegative(self, d: Dim) -> bool:
+        """Bound the one symbol s of `d` = a * s + c (integers a, c) so that d >= 0; False
+        if `d` is not of that form."""
+        import sympy
+
+        (sym, *more) = list(d.free_symbols) or [None]
+        if sym is None or more or not d.is_polynomial(sym) or sympy.degree(d, sym) != 1:
+            return False
+        a, c = d.coeff(sym, 1), d.coeff(sym, 0)
+        if not (a.is_Integer and c.is_Integer):
+            return False
+        a, c = int(a), int(c)
+        if a > 0:
+            self.importer.bound_symbol(sym.name, lo=-(c // a))  # s >= ceil(-c / a)
+        else:
+            self.importer.bound_symbol(sym.name, hi=c // -a)  # s <= floor(c / -a)
+        return True
 
     def outputs_known(self, results: Sequence[Any]) -> list[Any]:
         """In fold mode, replace SSA results by their computed arrays."""
@@ -249,7 +317,36 @@ class Node:
     def wrap(self, e: Exception) -> Error:
         if isinstance(e, ShapeError):
             return self.error(str(e))
+        dynamic = self._dynamic_inputs()
+        if isinstance(e, TypeError) and dynamic:  # a converter computing with ints only
+            return self.unsupported(f"dynamic dimensions ({'; '.join(dynamic)}) here: {e}")
         return self.error(f"{type(e).__name__}: {e}")
+
+    def _dynamic_inputs(self) -> list[str]:
+        """The inputs with dynamic dimensions (or holding expressions), described."""
+        found = []
+        for i in range(self.n_inputs):
+            value = self.importer.env.get(self.node.input[i]) if self.has_input(i) else None
+            if value is None or value.items is not None:
+                continue
+            name = self.input_names[i]
+            if is_symbolic(value.array):
+                found.append(f"'{name}' holds {fmt_dims(list(value.array.flat))}")
+            elif value.array is None and not all(isinstance(d, int) for d in self.shape(i)):
+                found.append(f"'{name}' is {fmt_dims(self.shape(i))}")
+        return found
+
+
+def sign(d: Dim) -> int | None:
+    """The sign of a difference of dimensions, -1, 0 or 1 (symbols are positive integers;
+    1 may also mean 0 for an expression: "not negative"), or None when it is open."""
+    if isinstance(d, int):
+        return (d > 0) - (d < 0)
+    if d.is_nonnegative:
+        return 1
+    if d.is_negative:
+        return -1
+    return None
 
 
 def _detached_constant(array: np.ndarray) -> SSAValue:

@@ -2,7 +2,8 @@
 RMSNormalization, GroupNormalization, MeanVarianceNormalization, LpNormalization, Trilu,
 Hardmax, OneHot, CumSum, CumProd, CenterCropPad, EyeLike, SpaceToDepth, DepthToSpace, and the small activations
 (Swish, ThresholdedRelu, Celu, Softsign, Shrink, Mish, HardSwish, IsInf, Sinh, Cosh).
-Masks and index ranges are constants: shapes are static."""
+Masks and index ranges are constants for static shapes, and computed at run time along a
+dynamic axis (frontends/common.py:arange)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, equal, fmt_dims, normalize, shape_of
 from xrelay.dialects.dtypes import element_type
-from xrelay.frontends.common import matmul_nd
+from xrelay.frontends.common import arange, dim_scalar, matmul_nd
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
+from xrelay.frontends.onnx.symbolic import is_symbolic
 
 
 def _c(b: Node, value: float) -> SSAValue:
@@ -60,7 +63,8 @@ def mean_variance_norm(b: Node) -> SSAValue:
 @onnx_op("GroupNormalization", since=21)
 def group_norm(b: Node) -> SSAValue:
     shape = list(b.shape(0))
-    n, c, groups = shape[0], shape[1], b.attr("num_groups")
+    n, groups = shape[0], b.attr("num_groups")
+    (c,) = b.static_dims(shape[1:2], "GroupNormalization channels")
     if c % groups:
         raise b.error(f"{c} channels do not split into {groups} groups")
     grouped = b.emit(relay.ReshapeOp(b.input(0), newshape=(n, groups, -1)))
@@ -96,16 +100,41 @@ def lp_norm(b: Node) -> SSAValue:
 def trilu(b: Node) -> SSAValue:
     rows, cols = b.shape(0)[-2:]
     k = int(b.const(1)) if b.has_input(1) else 0
-    i, j = np.indices((rows, cols))
-    keep = (j - i >= k) if b.attr("upper", 1) else (j - i <= k)
-    mask = b.constant(keep)
+    mask = _index_mask(b, rows, cols, "ge" if b.attr("upper", 1) else "le", k)
     return b.emit(relay.WhereOp(mask, b.input(0), b.constant(0, b.dtype(0))))
 
 
-def _iota_along(b: Node, axis: int, rank: int, size: int) -> SSAValue:
-    shape = [1] * rank
+# comparisons of a mask's diagonal offset with k: numpy and relay
+COMPARE = {
+    "eq": (np.equal, relay.EqualOp),
+    "ge": (np.greater_equal, relay.GreaterEqualOp),
+    "gt": (np.greater, relay.GreaterOp),
+    "le": (np.less_equal, relay.LessEqualOp),
+    "lt": (np.less, relay.LessOp),
+}
+
+
+def _index_mask(b: Node, rows: Dim, cols: Dim, cmp: str, k: int, dtype=np.bool_) -> SSAValue:
+    """The [rows, cols] mask `(j - i) cmp k` of the column and row indices, as `dtype`: a
+    constant for static sizes, computed at run time otherwise."""
+    np_cmp, relay_cmp = COMPARE[cmp]
+    if isinstance(rows, int) and isinstance(cols, int):
+        mask = np_cmp(np.arange(cols)[None, :] - np.arange(rows)[:, None], k)
+        return b.constant(mask.astype(dtype))
+    offset = b.emit(relay.SubtractOp(_iota_along(b, 1, 2, cols), _iota_along(b, 0, 2, rows)))
+    mask = b.emit(relay_cmp(offset, b.constant(k, np.int64)))
+    if np.dtype(dtype) == np.bool_:
+        return mask
+    return b.emit(relay.CastOp(mask, dtype=element_type(dtype)))
+
+
+def _iota_along(b: Node, axis: int, rank: int, size: Dim) -> SSAValue:
+    """0..size-1 along `axis` of a rank-`rank` tensor of size 1 elsewhere (int64)."""
+    shape: list[Dim] = [1] * rank
     shape[axis] = size
-    return b.constant(np.arange(size, dtype=np.int64).reshape(shape))
+    if isinstance(size, int):
+        return b.constant(np.arange(size, dtype=np.int64).reshape(shape))
+    return b.emit(relay.ReshapeOp(arange(b, size), newshape=shape))
 
 
 @onnx_op("Hardmax", since=13)
@@ -119,7 +148,8 @@ def hardmax(b: Node) -> SSAValue:
 
 @onnx_op("OneHot", since=11)
 def one_hot(b: Node) -> SSAValue:
-    depth = int(b.const(1))
+    depth = np.asarray(b.const(1)).reshape(()).item()
+    depth = normalize(depth) if is_symbolic(b.const(1)) else int(depth)
     off, on = (np.asarray(v) for v in b.const(2))
     rank = b.rank(0) + 1
     axis = b.attr("axis", -1) % rank
@@ -129,7 +159,7 @@ def one_hot(b: Node) -> SSAValue:
     # negative indices count from the end
     negative = b.emit(relay.LessOp(indices, b.constant(0, np.int64)))
     indices = b.emit(
-        relay.WhereOp(negative, b.emit(relay.AddOp(indices, b.constant(depth, np.int64))), indices)
+        relay.WhereOp(negative, b.emit(relay.AddOp(indices, dim_scalar(b, depth))), indices)
     )
     indices = b.emit(relay.ExpandDimsOp(indices, axis=axis))
     hit = b.emit(relay.EqualOp(indices, _iota_along(b, axis, rank, depth)))
@@ -143,13 +173,13 @@ def cumsum(b: Node) -> SSAValue:
     rank = b.rank(0)
     axis = int(b.const(1)) % rank
     n = b.shape(0)[axis]
-    i, j = np.indices((n, n))
     # y[..., j] = sum over i of x[..., i] * m[i, j]
+    # i <= j is j - i >= 0, and so on
     if b.attr("reverse", 0):
-        keep = i > j if b.attr("exclusive", 0) else i >= j
+        keep = "lt" if b.attr("exclusive", 0) else "le"
     else:
-        keep = i < j if b.attr("exclusive", 0) else i <= j
-    m = b.constant(keep.astype(b.dtype(0)))
+        keep = "gt" if b.attr("exclusive", 0) else "ge"
+    m = _index_mask(b, n, n, keep, 0, b.dtype(0))
     perm = [d for d in range(rank) if d != axis] + [axis]
     x = b.input(0)
     if axis != rank - 1:
@@ -169,7 +199,7 @@ def cumprod(b: Node) -> SSAValue:
     CUMPROD_MAX_LENGTH long), then the positions concatenated back."""
     rank = b.rank(0)
     axis = int(b.const(1)) % rank
-    n = b.shape(0)[axis]
+    (n,) = b.static_dims(b.shape(0)[axis : axis + 1], "CumProd along a dynamic axis")
     if n > CUMPROD_MAX_LENGTH:
         raise b.unsupported(f"CumProd along an axis of {n} (at most {CUMPROD_MAX_LENGTH})")
     x = b.input(0)
@@ -184,7 +214,7 @@ def cumprod(b: Node) -> SSAValue:
             out[k] = (
                 running
                 if running is not None
-                else b.emit(relay.BroadcastToOp(_c(b, 1), shape=slices[k].type.get_shape()))
+                else b.emit(relay.BroadcastToOp(_c(b, 1), shape=shape_of(slices[k].type)))
             )
         running = slices[k] if running is None else b.emit(relay.MultiplyOp(running, slices[k]))
         if not b.attr("exclusive", 0):
@@ -193,17 +223,24 @@ def cumprod(b: Node) -> SSAValue:
 
 
 @onnx_op("EyeLike", since=9)
-def eye_like(b: Node) -> np.ndarray:
+def eye_like(b: Node) -> np.ndarray | SSAValue:
     rows, cols = b.shape(0)
     dtype = b.dtype(0)
     if b.has_attr("dtype"):
         dtype = onnx.helper.tensor_dtype_to_np_dtype(b.attr("dtype"))
-    return np.eye(rows, cols, k=b.attr("k", 0), dtype=dtype)
+    k = b.attr("k", 0)
+    if isinstance(rows, int) and isinstance(cols, int):
+        return np.eye(rows, cols, k=k, dtype=dtype)  # known at import
+    # ones where column - row == k
+    return _index_mask(b, rows, cols, "eq", k, dtype)
 
 
 def _space_depth(b: Node, to_depth: bool) -> SSAValue:
     n, c, h, w = b.shape(0)
     s = b.attr("blocksize")
+    c = b.static_dims([c], f"{b.op_type} channels")[0]
+    if to_depth and not all(equal((d // s) * s, d) for d in (h, w)):
+        raise b.error(f"spatial sizes {fmt_dims([h, w])} are not multiples of blocksize {s}")
     x = b.input(0)
     if to_depth:
         x = b.emit(relay.ReshapeOp(x, newshape=(n, c, h // s, s, w // s, s)))
@@ -334,6 +371,7 @@ def center_crop_pad(b: Node) -> SSAValue:
     rank = len(shape)
     targets = [int(t) for t in b.const(1)]
     axes = [int(a) % rank for a in b.attr("axes", list(range(rank)))]
+    b.static_dims([shape[a] for a in axes], "CenterCropPad axes")
     if len(targets) != len(axes):
         raise b.error(f"shape has {len(targets)} entries for {len(axes)} axes")
     widths = [0] * (2 * rank)

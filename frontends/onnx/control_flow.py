@@ -39,6 +39,8 @@ def _stack(b: Node, values: list[Value], axis: int) -> Value:
 @onnx_op("If", structured=True, since=1)
 def if_(b: Node) -> list[Value]:
     cond = np.asarray(b.const(0)).reshape(-1)
+    if cond.dtype == object:
+        raise b.unsupported(f"If on a dynamic dimension ({cond.tolist()})")
     if cond.size != 1:
         raise b.error(f"the condition has {cond.size} elements, expected 1")
     branch = b.attr("then_branch") if bool(cond[0]) else b.attr("else_branch")
@@ -91,7 +93,7 @@ def scan(b: Node) -> list[Value]:
     lengths = {b.shape(n_state + j)[axes[j]] for j in range(n_in)}
     if len(lengths) != 1:
         raise b.error(f"scan inputs of different lengths {sorted(lengths)}")
-    (length,) = lengths
+    (length,) = b.static_dims(list(lengths), "Scan length")
     if length > MAX_STEPS:
         raise b.unsupported(f"Scan of more than {MAX_STEPS} steps")
     if length == 0:

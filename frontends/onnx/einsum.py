@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, shape_of
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -33,7 +34,7 @@ def einsum(b: Node) -> SSAValue:
     values = b.inputs()
     if len(terms) != len(values):
         raise b.error(f"equation '{equation}' has {len(terms)} terms for {len(values)} inputs")
-    ranks = [len(v.type.get_shape()) for v in values]
+    ranks = [len(shape_of(v.type)) for v in values]
     width = max(
         (r - len(t.replace("...", "")) for t, r in zip(terms, ranks) if "..." in t), default=0
     )
@@ -58,10 +59,10 @@ def einsum(b: Node) -> SSAValue:
     for ns in names:
         summed += [n for n in ns if n not in out and n not in summed]
     order = out + summed
-    sizes: dict[str, int] = {}
+    sizes: dict[str, Dim] = {}
     aligned = []
     for v, ns in zip(values, names):
-        shape = v.type.get_shape()
+        shape = shape_of(v.type)
         for n, d in zip(ns, shape):
             if d != 1:
                 if sizes.get(n, d) != d:
@@ -80,6 +81,6 @@ def einsum(b: Node) -> SSAValue:
     if summed:
         product = b.emit(relay.SumOp(product, axis=tuple(range(len(out), len(order)))))
     target = [sizes.get(n, 1) for n in out]
-    if list(product.type.get_shape()) != target:
+    if list(shape_of(product.type)) != target:
         product = b.emit(relay.BroadcastToOp(product, shape=target))
     return product

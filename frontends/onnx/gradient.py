@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, shape_of
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -52,8 +53,8 @@ RULES: dict[str, Rule] = {
 }
 
 
-def _shape(x: SSAValue) -> tuple[int, ...]:
-    return tuple(x.type.get_shape())  # type: ignore[attr-defined]
+def _shape(x: SSAValue) -> tuple[Dim, ...]:
+    return shape_of(x.type)  # type: ignore[arg-type]
 
 
 def _unbroadcast(b: Node, g: SSAValue, shape: tuple[int, ...]) -> SSAValue:
@@ -110,5 +111,5 @@ def gradient(b: Node) -> list[SSAValue | None]:
         if x in adjoint:
             outs.append(adjoint[x])
         else:  # y does not depend on x
-            outs.append(b.constant(np.zeros(_shape(value(x)), dtype=b.dtype(xs.index(x)))))
+            outs.append(b.full(0, b.dtype(xs.index(x)), _shape(value(x))))
     return outs

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -33,10 +33,8 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xrelay.dialects.dims import symbol, symbol_name
-from xrelay.frontends.onnx import symbolic
-from xrelay.frontends.onnx.symbolic import is_symbolic
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -45,9 +43,11 @@ from xrelay.dialects.dtypes import (
     to_storage,
 )
 from xrelay.errors import Error, UnsupportedOpsError
-from xrelay.frontends.common import emit_constant
+from xrelay.frontends.common import dims_tensor, emit_constant
+from xrelay.frontends.onnx import symbolic
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import STRUCTURED, lookup
+from xrelay.frontends.onnx.symbolic import is_symbolic
 from xrelay.ir import verify_module
 from xrelay.signature import DIM_RANGES_ATTR, arg_attrs, dim_ranges_attr, res_attrs
 
@@ -128,6 +128,7 @@ def _input_dims(value: onnx.ValueInfoProto) -> tuple[Any, ...] | None:
 
 
 SHAPE_LIKE_MAX_ELEMENTS = 1024
+UNBOUNDED = 2**62  # the upper end of a symbol's range that only has a lower bound
 
 
 def is_shape_like(array: np.ndarray) -> bool:
@@ -292,13 +293,16 @@ class GraphImporter:
         node was evaluated, False if it is to be converted into IR instead (its result's
         length is an expression, e.g. a Range up to `seq`)."""
         inputs = [self.env[n].array if n else None for n in node.input]
-        out = symbolic.evaluate(node, inputs)
+        label = node.name or f"{node.op_type}_{index}"
+        try:
+            out = symbolic.evaluate(node, inputs)
+        except Exception as e:  # noqa: BLE001 - malformed shape arithmetic must name the node
+            raise Error(f"ONNX node '{label}' ({node.op_type}): {type(e).__name__}: {e}") from None
         if out is not None:
             self.env[node.output[0]] = Value(array=out)
             return True
         if symbolic.convertible(node, inputs):
             return False
-        label = node.name or f"{node.op_type}_{index}"
         raise Error(
             f"ONNX node '{label}' ({node.op_type}): computes with dynamic dimensions "
             f"({', '.join(n for n in node.input if n and is_symbolic(self.env[n].array))}), "
@@ -308,8 +312,10 @@ class GraphImporter:
     def bound_symbol(self, name: str, lo: int | None = None, hi: int | None = None) -> None:
         """Declare that symbol `name` lies in [lo, hi] (@main's xrelay.dim_ranges): a run
         with a value outside is refused, naming the input."""
-        old_lo, old_hi = self.dim_ranges.get(name, (1, 2**62))
-        self.dim_ranges[name] = (max(old_lo, lo or 1), min(old_hi, 2**62 if hi is None else hi))
+        old_lo, old_hi = self.dim_ranges.get(name, (1, UNBOUNDED))
+        new = (max(old_lo, lo or 1), min(old_hi, UNBOUNDED if hi is None else hi))
+        if new != (1, UNBOUNDED):
+            self.dim_ranges[name] = new
 
     def convert_graph(self, graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> list[Value]:
         """Convert a subgraph (a branch or loop body) in place, its inputs bound to
@@ -376,6 +382,8 @@ class GraphImporter:
                 raise UnsupportedOpsError(
                     f"graph output '{out.name}' is a sequence: outputs must be tensors"
                 )
+            if value.ssa is None and is_symbolic(value.array):  # Shape of a dynamic tensor
+                value.ssa = dims_tensor(_Appender(self.block, _name_loc(out.name)), value.array)
             if value.ssa is None:
                 value.ssa = self.materialize(value.array, _name_loc(out.name))
             results.append(value.ssa)
@@ -403,6 +411,18 @@ class GraphImporter:
         if self.dim_ranges:
             fn.attributes[DIM_RANGES_ATTR] = dim_ranges_attr(self.dim_ranges)
         return ModuleOp([fn]), params
+
+
+class _Appender:
+    """Emits ops at the end of a block, at one location (frontends/common.py's Emitter)."""
+
+    def __init__(self, block: Block, loc: LocationAttr) -> None:
+        self.block, self.loc = block, loc
+
+    def emit(self, op: Operation) -> Any:
+        op.location = self.loc
+        self.block.add_op(op)
+        return op.results[0] if len(op.results) == 1 else op
 
 
 def _name_loc(name: str) -> LocationAttr:

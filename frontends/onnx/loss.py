@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import prod, shape_of
+from xrelay.frontends.common import dim_scalar
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -49,8 +51,8 @@ def nll(b: Node, log_prob: SSAValue, target: SSAValue, weight: SSAValue | None) 
     if reduction == "sum":
         return total
     if weights is None:
-        count = int(np.prod(target.type.get_shape()))
-        return b.emit(relay.DivideOp(total, b.constant(np.asarray(count, dtype))))
+        count = dim_scalar(b, prod(shape_of(target.type)), dtype)  # run time if dynamic
+        return b.emit(relay.DivideOp(total, count))
     return b.emit(relay.DivideOp(total, b.emit(relay.SumOp(weights))))
 
 

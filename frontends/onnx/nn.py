@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import normalize, prod
 from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.common import matmul_nd
 from xrelay.frontends.onnx.binder import Node
@@ -31,8 +32,10 @@ def window_pads(
         raise b.unsupported(f"auto_pad '{auto}'")
     begins, ends = [], []
     for size, k, s, d in zip(in_sizes, kernel, strides, dilations):
-        out = math.ceil(size / s)
-        total = max(0, (out - 1) * s + d * (k - 1) + 1 - size)
+        if not isinstance(size, int) and s != 1:  # the padding would depend on size % s
+            raise b.unsupported(f"auto_pad {auto} with stride {s} along a dynamic axis")
+        out = size if s == 1 else math.ceil(size / s)
+        total = max(0, normalize((out - 1) * s + d * (k - 1) + 1 - size))  # int: size cancels
         small, large = total // 2, total - total // 2
         begins.append(small if auto == "SAME_UPPER" else large)
         ends.append(large if auto == "SAME_UPPER" else small)
@@ -71,6 +74,7 @@ def conv_transpose(b: Node) -> SSAValue:
     output_padding = list(b.attr("output_padding", [0, 0]))
     in_hw = b.shape(0)[2:]
     if b.has_attr("output_shape"):
+        in_hw = b.static_dims(in_hw, "ConvTranspose output_shape on spatial sizes")
         target = list(b.attr("output_shape"))[-2:]
         pads_total = [
             s * (i - 1) + op + ((k - 1) * d + 1) - t
@@ -83,8 +87,8 @@ def conv_transpose(b: Node) -> SSAValue:
         begins = [p // 2 if auto != "SAME_LOWER" else p - p // 2 for p in pads_total]
         pads = begins + [p - bg for p, bg in zip(pads_total, begins)]
     elif b.attr("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
-        pads_total = [
-            s * (i - 1) + op + ((k - 1) * d + 1) - i * s
+        pads_total = [  # the input size cancels out
+            normalize(s * (i - 1) + op + ((k - 1) * d + 1) - i * s)
             for s, i, op, k, d in zip(strides, in_hw, output_padding, kernel, dilations)
         ]
         upper = b.attr("auto_pad") == "SAME_UPPER"
@@ -219,7 +223,7 @@ def layer_norm(b: Node) -> list:
         if b.shape(2) != norm_shape:
             bias = b.emit(relay.BroadcastToOp(bias, shape=norm_shape))
     else:
-        bias = b.constant(np.zeros(norm_shape, b.dtype(0)))
+        bias = b.full(0, b.dtype(0), norm_shape)
     eps = float(b.attr("epsilon", 1e-5))
     y = b.emit(relay.LayerNormOp(b.input(0), scale, bias, axis=axis, epsilon=eps))
     if not any(o for o in b.node.output[1:]):
@@ -290,7 +294,7 @@ def _softmax(b: Node, cls: type) -> SSAValue:
     shape = b.shape(0)
     if axis == rank - 1:
         return b.emit(cls(x, axis=-1))
-    flat = b.emit(relay.ReshapeOp(x, newshape=(math.prod(shape[:axis]), math.prod(shape[axis:]))))
+    flat = b.emit(relay.ReshapeOp(x, newshape=(prod(shape[:axis]), prod(shape[axis:]))))
     y = b.emit(cls(flat, axis=1))
     return b.emit(relay.ReshapeOp(y, newshape=shape))
 
@@ -310,7 +314,7 @@ def flatten(b: Node) -> SSAValue:
     shape = b.shape(0)
     axis = b.attr("axis", 1)
     axis = axis + len(shape) if axis < 0 else axis
-    newshape = (math.prod(shape[:axis]), math.prod(shape[axis:]))
+    newshape = (prod(shape[:axis]), prod(shape[axis:]))
     return b.emit(relay.ReshapeOp(b.input(0), newshape=newshape))
 
 
@@ -332,7 +336,7 @@ def pad(b: Node) -> SSAValue:
         pads = list(b.attr("pads" if b.opset >= 2 else "paddings"))
         value = float(b.attr("value", 0.0))
     else:
-        pads = [int(p) for p in b.const(1)]
+        pads = [int(p) for p in b.static_dims(b.const(1).tolist(), "Pad pads")]
         value = 0.0
         if b.has_input(2):
             constant = np.asarray(b.const(2)).reshape(-1)

@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 from xrelay.dialects import qnn, relay
+from xrelay.dialects.dims import prod
 from xrelay.dialects.dtypes import element_type, keeps_bits, narrow_dtype, storage_dtype
 from xrelay.dialects.qnn.base import QUANTIZED_TYPES
 from xrelay.frontends.onnx import narrow
@@ -304,7 +305,7 @@ def _matmul(b: Node, a_i: int, w_i: int, az: tuple, wz: tuple) -> SSAValue:
         return acc
     a_shape, w_shape = b.shape(a_i), b.shape(w_i)
     if len(a_shape) == len(w_shape) >= 3 and a_shape[:-2] == w_shape[:-2]:
-        batch = int(np.prod(a_shape[:-2]))
+        batch = prod(a_shape[:-2])
         a3 = b.emit(relay.ReshapeOp(a, newshape=(batch, *a_shape[-2:])))
         w3 = b.emit(relay.ReshapeOp(w, newshape=(batch, *w_shape[-2:])))
         acc = b.emit(qnn.BatchMatmulOp(a3, w3, a_zp, w_zp, a_scale, w_scale))

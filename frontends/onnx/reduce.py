@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -73,7 +74,7 @@ def _composed_reduce(b: Node) -> SSAValue:
         y = b.emit(post(y))
     if shift is not None:
         if not keepdims:
-            shift = b.emit(relay.ReshapeOp(shift, newshape=y.type.get_shape()))
+            shift = b.emit(relay.ReshapeOp(shift, newshape=shape_of(y.type)))
         y = b.emit(relay.AddOp(y, shift))
     return y
 

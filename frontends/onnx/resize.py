@@ -1,10 +1,11 @@
 """ONNX Resize (and opset-10 Upsample-style Resize) as per-axis gathers with weights
-computed at import time: shapes are static, so every output coordinate's source taps and
-weights are known. For each resized axis, `take` gathers the taps ([..., out * taps, ...]),
-a multiply by the weights and a sum over the taps interpolate (nearest has one tap of
-weight 1). Covers the nearest modes, linear and cubic (cubic_coeff_a, exclude_outside),
-antialias, every coordinate_transformation_mode including tf_crop_and_resize with its
-extrapolation value, axes and keep_aspect_ratio_policy."""
+computed at import time: the resized axes are static, so every output coordinate's source
+taps and weights are known (a dynamic axis may only keep its size). For each resized axis,
+`take` gathers the taps ([..., out * taps, ...]), a multiply by the weights and a sum over
+the taps interpolate (nearest has one tap of weight 1). Covers the nearest modes, linear
+and cubic (cubic_coeff_a, exclude_outside), antialias, every coordinate_transformation_mode
+including tf_crop_and_resize with its extrapolation value, axes and
+keep_aspect_ratio_policy."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, dim_str, equal
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -89,19 +91,21 @@ def taps(b: Node, pos: np.ndarray, size: int, scale: float) -> tuple[np.ndarray,
     return np.clip(idx, 0, size - 1).astype(np.int64), weights
 
 
-def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[int], list[float]]:
+def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[Dim], list[float]]:
+    """The output size and scale of each resized axis. A dynamic axis (its taps would
+    depend on its size) must keep its size."""
     scales_in = 1 if b.opset < 11 else 2
     sizes_in = 3
     if b.has_input(sizes_in) and b.shape(sizes_in) != (0,):
-        sizes = [int(s) for s in b.const(sizes_in)]
+        sizes = b.dims_const(sizes_in)
         if len(sizes) != len(axes):
             raise b.error(f"sizes has {len(sizes)} entries for {len(axes)} axes")
         policy = b.attr("keep_aspect_ratio_policy", "stretch")
-        scales = [sizes[i] / shape[a] for i, a in enumerate(axes)]
+        scales = [_ratio(b, sizes[i], shape[a]) for i, a in enumerate(axes)]
         if policy in ("not_larger", "not_smaller"):
             pick = min(scales) if policy == "not_larger" else max(scales)
             scales = [pick] * len(axes)
-            sizes = [math.floor(shape[a] * pick + 0.5) for a in axes]
+            sizes = [_scaled(b, shape[a], pick, 0.5) for a in axes]
         elif policy != "stretch":
             raise b.error(f"keep_aspect_ratio_policy '{policy}'")
         return sizes, scales
@@ -112,7 +116,25 @@ def _sizes_and_scales(b: Node, shape, axes) -> tuple[list[int], list[float]]:
         raise b.error(f"scales has {len(scales)} entries for {len(axes)} axes")
     if any(s <= 0 for s in scales):
         raise b.error(f"scales must be positive, got {scales}")
-    return [math.floor(shape[a] * s) for a, s in zip(axes, scales)], scales
+    return [_scaled(b, shape[a], s, 0.0) for a, s in zip(axes, scales)], scales
+
+
+def _ratio(b: Node, out: Dim, size: Dim) -> float:
+    """out / size, as a scale."""
+    if isinstance(out, int) and isinstance(size, int):
+        return out / size
+    if equal(out, size):
+        return 1.0
+    raise b.unsupported(f"Resize of a dynamic axis ({dim_str(size)} to {dim_str(out)})")
+
+
+def _scaled(b: Node, size: Dim, scale: float, offset: float) -> Dim:
+    """floor(size * scale + offset): the output size of an axis."""
+    if isinstance(size, int):
+        return math.floor(size * scale + offset)
+    if scale == 1.0:
+        return size
+    raise b.unsupported(f"Resize of a dynamic axis ({dim_str(size)}) by {scale}")
 
 
 def _roi(b: Node, axes, rank) -> dict[int, tuple[float, float]]:
@@ -138,11 +160,14 @@ def resize(b: Node) -> SSAValue:
     )
     roi = _roi(b, axes, rank)
     dtype = np.dtype(b.dtype(0))
-    outside = np.zeros(
-        [sizes[axes.index(a)] if a in axes else d for a, d in enumerate(shape)], bool
-    )
+    crop = coord == "tf_crop_and_resize"
+    # which outputs fall outside the input (tf_crop_and_resize), broadcast on other axes
+    view = [sizes[axes.index(a)] if a in axes else 1 for a in range(rank)]
+    outside = np.zeros([d if isinstance(d, int) else 1 for d in view], bool)
     for a, out, scale in zip(axes, sizes, scales):
-        if out == shape[a] and scale == 1.0 and coord != "tf_crop_and_resize":
+        if not isinstance(shape[a], int) and crop:
+            raise b.unsupported(f"tf_crop_and_resize along a dynamic axis ({dim_str(shape[a])})")
+        if out == shape[a] and scale == 1.0 and not crop:
             continue
         pos = source_coordinate(b, coord, out, shape[a], scale, roi[a])
         if coord == "tf_crop_and_resize":

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim, shape_of
 from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -129,9 +130,9 @@ def _lstm_step(c: Cell, x: SSAValue, h: SSAValue, cell: SSAValue) -> tuple[SSAVa
 STEPS = {"RNN": _rnn_step, "GRU": _gru_step, "LSTM": _lstm_step}
 
 
-def _initial(b: Node, i: int, d: int, batch: int, hidden: int, layout: int) -> SSAValue:
+def _initial(b: Node, i: int, d: int, batch: Dim, hidden: int, layout: int) -> SSAValue:
     if not b.has_input(i):
-        return b.constant(np.zeros((batch, hidden), np.float32))
+        return b.full(0, np.float32, (batch, hidden))
     value = b.input(i)
     if layout:  # [batch, dirs, hidden]
         value = b.emit(relay.TransposeOp(value, axes=(1, 0, 2)))
@@ -157,7 +158,9 @@ def recurrent(b: Node) -> list[SSAValue | None]:
     x = b.input(0)
     if layout:
         x = b.emit(relay.TransposeOp(x, axes=(1, 0, 2)))
-    seq, batch, _ = x.type.get_shape()  # type: ignore[attr-defined]
+    seq, batch, _ = shape_of(x.type)  # type: ignore[arg-type]
+    # the steps are unrolled at import: the sequence length must be known
+    (seq,) = b.static_dims([seq], f"{b.op_type} sequence length")
     hidden = int(b.attr("hidden_size"))
     if b.shape(1)[1] != gates * hidden:
         raise b.error(

@@ -18,7 +18,15 @@ I64 = element_type(np.int64)
 
 
 def _shape(v: SSAValue) -> list[int]:
+    """The static shape of a scatter operand (`_static` checked it)."""
     return list(v.type.get_shape())
+
+
+def _static(b: Node) -> None:
+    """Scatters build their match matrices at import: every operand's shape must be known."""
+    for i in range(b.n_inputs):
+        if b.has_input(i):
+            b.static_shape(i, b.op_type)
 
 
 def _normalized(b: Node, index: SSAValue, size: int) -> SSAValue:
@@ -76,6 +84,7 @@ def _reduction(b: Node) -> str:
 
 @onnx_op("ScatterElements", since=11)
 def scatter_elements(b: Node) -> SSAValue:
+    _static(b)
     data, indices, updates = b.input(0), b.input(1), b.input(2)
     shape, idx_shape = _shape(data), _shape(indices)
     rank = len(shape)
@@ -105,6 +114,7 @@ onnx_op("Scatter", since=9)(scatter_elements)
 
 @onnx_op("ScatterND", since=11)
 def scatter_nd(b: Node) -> SSAValue:
+    _static(b)
     data, indices, updates = b.input(0), b.input(1), b.input(2)
     shape, idx_shape = _shape(data), _shape(indices)
     k = idx_shape[-1]

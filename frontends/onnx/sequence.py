@@ -73,7 +73,8 @@ def split_to_sequence(b: Node) -> Value:
     if not -rank <= axis < rank:
         raise b.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
-    size = b.shape(0)[axis]
+    # the sequence's length is known at import
+    (size,) = b.static_dims(b.shape(0)[axis : axis + 1], "SplitToSequence along a dynamic axis")
     squeeze = False
     if b.has_input(1):
         split = np.asarray(b.const(1)).astype(np.int64)

@@ -67,6 +67,16 @@ def _div(a: Any, b: Any) -> Any:
     return a // b
 
 
+def ceiling_div(a: Any, b: int) -> Any:
+    """ceil(a / b) for a dimension expression or int `a` and a nonzero int `b`."""
+    a = normalize(a)
+    if isinstance(a, int):
+        return -(-a // b)
+    import sympy
+
+    return normalize(sympy.ceiling(a / b))
+
+
 def _ints(array: Any) -> list[int]:
     """The entries of a bounds or axes operand, which must be integers here."""
     values = [normalize(v) for v in np.asarray(array, dtype=object).reshape(-1)]
@@ -153,6 +163,17 @@ def _expand(inputs: list[np.ndarray], attrs: Attrs) -> np.ndarray:
     return np.broadcast_to(data, shape)
 
 
+def _cast(inputs: list[np.ndarray], attrs: Attrs) -> np.ndarray:
+    """To an integer type: the same expressions; to bool: whether each is nonzero; to a
+    float type: not evaluated (float arithmetic on dimensions is not shape arithmetic)."""
+    to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(attrs["to"]))
+    if to == np.bool_:
+        return np.logical_not(_compare("eq")([inputs[0], np.zeros((), np.int64)], attrs))
+    if to.kind not in "iu":
+        raise Undecidable
+    return inputs[0]
+
+
 def _unary(fn: Callable[[Any], Any]) -> Callable[[list[np.ndarray], Attrs], np.ndarray]:
     def apply(inputs: list[np.ndarray], attrs: Attrs) -> np.ndarray:
         return np.vectorize(fn, otypes=[object])(np.asarray(inputs[0], dtype=object))
@@ -170,7 +191,9 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[list[np.ndarray], Attrs]
 
 EVALUATORS: dict[str, Callable[[list[np.ndarray], Attrs], np.ndarray]] = {
     "Identity": lambda i, a: i[0],
-    "Cast": lambda i, a: i[0],  # shape vectors are integers in every integer type
+    "Shape": lambda i, a: np.asarray(i[0].shape, dtype=np.int64)[a.get("start", 0) : a.get("end")],
+    "Size": lambda i, a: np.asarray(i[0].size, dtype=np.int64),
+    "Cast": _cast,
     "Gather": _gather,
     "Concat": lambda i, a: np.concatenate(i, axis=a["axis"]),
     "Unsqueeze": _unsqueeze,
@@ -213,7 +236,9 @@ def evaluate(node: onnx.NodeProto, inputs: list[np.ndarray | None]) -> np.ndarra
         out = fn(list(inputs), attrs)
     except Undecidable:
         return None
-    return out if out.dtype == bool else symbolic_array(out)
+    if isinstance(out, np.ndarray) and out.dtype == bool:
+        return out
+    return symbolic_array(out)  # (numpy gives a lone entry for a 0-d result)
 
 
 def convertible(node: onnx.NodeProto, inputs: list[np.ndarray | None]) -> bool:

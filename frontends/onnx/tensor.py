@@ -8,10 +8,11 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dims import normalize, prod
-from xrelay.frontends.onnx.symbolic import symbolic_array
+from xrelay.dialects.dims import Dim, dim_str, equal, normalize, prod, shape_of
+from xrelay.frontends.common import arange, dim_scalar
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
+from xrelay.frontends.onnx.symbolic import ceiling_div, is_symbolic, symbolic_array
 
 
 @onnx_op("Constant")
@@ -30,7 +31,7 @@ def constant(b: Node) -> np.ndarray:
 
 @onnx_op("ConstantOfShape", since=9)
 def constant_of_shape(b: Node) -> np.ndarray | SSAValue:
-    shape = [normalize(d) for d in b.const(0)]
+    shape = b.dims_const(0)
     value = b.attr("value", np.zeros(1, np.float32))
     if not all(isinstance(d, int) for d in shape):  # dynamic: a broadcast scalar in the IR
         return b.emit(relay.BroadcastToOp(b.constant(value.reshape(())), shape=shape))
@@ -51,21 +52,42 @@ def size(b: Node) -> np.ndarray:
 
 
 @onnx_op("Range", since=11)
-def range_(b: Node) -> np.ndarray:
-    """Only with start, limit and delta known at import time (the result's length is
-    its shape)."""
+def range_(b: Node) -> np.ndarray | SSAValue:
+    """start, start + delta, ... below limit. A limit or start that is a dynamic dimension
+    gives a range of dynamic length, made in the IR (frontends/common.py:arange)."""
     start, limit, delta = (np.asarray(b.const(i)) for i in range(3))
     if any(v.size != 1 for v in (start, limit, delta)):
         raise b.error("Range takes scalar start, limit and delta")
     start, limit, delta = (v.reshape(()) for v in (start, limit, delta))
+    if any(is_symbolic(v) for v in (start, limit, delta)):
+        return _dynamic_range(b, start.item(), limit.item(), delta.item())
     if delta == 0:
         raise b.error("Range with delta 0")
     return np.arange(start, limit, delta).astype(np.asarray(start).dtype)
 
 
+def _dynamic_range(b: Node, start: Dim, limit: Dim, delta: Dim) -> SSAValue:
+    start, limit, delta = normalize(start), normalize(limit), normalize(delta)
+    if not isinstance(delta, int) or delta == 0:
+        raise b.unsupported(f"Range with delta {dim_str(delta)} (it must be a nonzero constant)")
+    dtype = next((b.dtype(i) for i in range(3) if not is_symbolic(b.const(i))), np.dtype(np.int64))
+    count = b.at_least(ceiling_div(limit - start, delta), 0)
+    return _index_range(b, start, delta, count, dtype)
+
+
+def _index_range(b: Node, first: Dim, step: int, count: Dim, dtype: np.dtype) -> SSAValue:
+    """first, first + step, ... (count values) as a 1-d tensor of `dtype`."""
+    values = arange(b, count, dtype)
+    if step != 1:
+        values = b.emit(relay.MultiplyOp(values, b.constant(step, dtype)))
+    if not (isinstance(first, int) and first == 0):
+        values = b.emit(relay.AddOp(values, dim_scalar(b, first, dtype)))
+    return values
+
+
 @onnx_op("Reshape", since=5)
 def reshape(b: Node) -> SSAValue:
-    target = [normalize(d) for d in b.const(1)]
+    target = b.dims_const(1)
     src = b.shape(0)
     if not b.attr("allowzero", 0):
         target = [src[i] if d == 0 else d for i, d in enumerate(target)]
@@ -86,10 +108,10 @@ def concat(b: Node) -> SSAValue:
 @onnx_op("Split")
 def split(b: Node) -> list[SSAValue]:
     axis = b.attr("axis", 0) % b.rank(0)
-    size = b.shape(0)[axis]
+    (size,) = b.static_dims(b.shape(0)[axis : axis + 1], "Split along a dynamic axis")
     n_out = len(b.node.output)
     if b.opset >= 13 and b.has_input(1):
-        sizes = [int(s) for s in b.const(1)]
+        sizes = [int(s) for s in b.static_dims(b.const(1).tolist(), "Split sizes")]
     elif b.opset < 13 and b.has_attr("split"):
         sizes = list(b.attr("split"))
     else:
@@ -112,6 +134,8 @@ def _axes(b: Node, since_input: int) -> list[int] | None:
 @onnx_op("Squeeze")
 def squeeze(b: Node) -> SSAValue:
     axes = _axes(b, 13)
+    if axes is None:  # every axis of size 1: a dynamic one may be 1 or not
+        b.static_shape(0, "Squeeze without axes")
     return b.emit(relay.SqueezeOp(b.input(0), axis=axes))
 
 
@@ -144,36 +168,95 @@ def gather_nd(b: Node) -> SSAValue:
 
 @onnx_op("Slice")
 def slice_(b: Node) -> SSAValue:
+    rank = b.rank(0)
     if b.opset < 10:
         starts, ends = list(b.attr("starts")), list(b.attr("ends"))
         axes = list(b.attr("axes", range(len(starts))))
         steps = [1] * len(starts)
     else:
-        starts = [int(v) for v in b.const(1)]
-        ends = [int(v) for v in b.const(2)]
+        starts, ends = b.dims_const(1), b.dims_const(2)
         axes = [int(v) for v in b.const(3)] if b.has_input(3) else list(range(len(starts)))
         steps = [int(v) for v in b.const(4)] if b.has_input(4) else [1] * len(starts)
-    # ONNX clamps with INT_MAX/INT_MIN sentinels; keep them inside i64
-    clamp = lambda v: max(min(v, 2**63 - 1), -(2**63))
-    return b.emit(
-        relay.StridedSliceOp(
-            b.input(0),
-            begin=[clamp(v) for v in starts],
-            end=[clamp(v) for v in ends],
-            strides=steps,
-            axes=axes,
+    shape = b.shape(0)
+    specs = [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
+    static = [spec for spec in specs if all(isinstance(v, int) for v in (shape[spec[0]], *spec))]
+    y = b.input(0)
+    if static:
+        # ONNX clamps with INT_MAX/INT_MIN sentinels; keep them inside i64
+        clamp = lambda v: max(min(v, 2**63 - 1), -(2**63))
+        y = b.emit(
+            relay.StridedSliceOp(
+                y,
+                begin=[clamp(s) for _, s, _, _ in static],
+                end=[clamp(e) for _, _, e, _ in static],
+                strides=[st for _, _, _, st in static],
+                axes=[a for a, _, _, _ in static],
+            )
         )
-    )
+    for axis, start, end, step in specs:
+        if (axis, start, end, step) not in static:
+            y = _dynamic_slice(b, y, axis, start, end, step)
+    return y
+
+
+SENTINEL = 2**31 - 1  # ONNX bounds at or beyond INT32_MAX (or below -INT32_MAX) mean "to the end"
+
+
+def _dynamic_slice(b: Node, x: SSAValue, axis: int, start: Dim, end: Dim, step: int) -> SSAValue:
+    """x[start:end:step] along `axis`, whose size or bounds are dimension expressions, as a
+    take of an index range."""
+    if step == 0:
+        raise b.error("Slice step must not be 0")
+    size = shape_of(x.type)[axis]
+    # a bound the model computes (`seq`) is taken to fit the axis; a constant is clamped
+    fit_start, fit_end = not isinstance(start, int), not isinstance(end, int)
+    start, end = _from_end(b, start, size), _from_end(b, end, size)
+    if step > 0:
+        first, last = b.clamp(start, 0, size, fit_start), b.clamp(end, 0, size, fit_end)
+        count = b.at_least(ceiling_div(last - first, step), 0)
+    else:
+        first = b.clamp(start, 0, size - 1, fit_start)
+        last = b.clamp(end, -1, size - 1, fit_end)
+        count = b.at_least(ceiling_div(first - last, -step), 0)
+    if step == 1 and equal(first, 0) and equal(count, size):
+        return x
+    indices = _index_range(b, first, step, count, np.dtype(np.int64))
+    return b.emit(relay.TakeOp(x, indices, axis=axis, mode="clip"))
+
+
+def _from_end(b: Node, v: Dim, size: Dim) -> Dim:
+    """A Slice bound as an index from the start: negative ones count from the end, the
+    sentinels are the ends."""
+    if isinstance(v, int):
+        if v >= SENTINEL:
+            return size
+        if v <= -SENTINEL:
+            return -1
+        return normalize(v + size) if v < 0 else v
+    if v.is_nonnegative:
+        return v
+    raise b.unsupported(f"Slice bound {dim_str(v)} that may be negative")
 
 
 @onnx_op("Tile", since=6)
 def tile(b: Node) -> SSAValue:
-    return b.emit(relay.TileOp(b.input(0), reps=[int(r) for r in b.const(1)]))
+    reps = b.dims_const(1)
+    if all(isinstance(r, int) for r in reps):
+        return b.emit(relay.TileOp(b.input(0), reps=reps))
+    # repeats that are dimension expressions: x[None, :, None, :] broadcast to
+    # [r0, d0, r1, d1], then merged to [r0 * d0, r1 * d1]
+    shape = b.shape(0)
+    if len(reps) != len(shape):
+        raise b.error(f"{len(reps)} repeats for a rank-{len(shape)} input")
+    spread = [d for pair in zip([1] * len(shape), shape) for d in pair]
+    x = b.emit(relay.ReshapeOp(b.input(0), newshape=spread))
+    x = b.emit(relay.BroadcastToOp(x, shape=[d for pair in zip(reps, shape) for d in pair]))
+    return b.emit(relay.ReshapeOp(x, newshape=[r * d for r, d in zip(reps, shape)]))
 
 
 @onnx_op("Expand", since=8)
 def expand(b: Node) -> SSAValue:
-    target = tuple(normalize(d) for d in b.const(1))
+    target = tuple(b.dims_const(1))
     try:
         shape = _broadcast_shapes(b.shape(0), target)
     except ValueError:
@@ -203,6 +286,7 @@ def compress(b: Node) -> SSAValue:
     """The slices along `axis` (of the flattened input without one) where the condition,
     known at import, is true; a shorter condition leaves the rest out."""
     cond = np.asarray(b.const(1)).astype(bool).reshape(-1)
+    b.static_shape(0, "Compress")
     x = b.input(0)
     if b.has_attr("axis"):
         axis = int(b.attr("axis"))
@@ -211,7 +295,7 @@ def compress(b: Node) -> SSAValue:
         axis %= b.rank(0)
         size = b.shape(0)[axis]
     else:
-        axis, size = 0, int(np.prod(b.shape(0)))
+        axis, size = 0, math.prod(b.shape(0))
         x = b.emit(relay.ReshapeOp(x, newshape=(size,)))
     if cond.size > size:
         raise b.error(f"the condition has {cond.size} entries, the axis {size}")
