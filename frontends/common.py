@@ -44,22 +44,10 @@ def const(b: Emitter, array: Any, dtype: Any = None) -> SSAValue:
 
 
 def arange(b: Emitter, n: Dim, dtype: Any = np.int64) -> SSAValue:
-    """0, 1, ..., n - 1 as a 1-d tensor of `dtype`, `n` an int or a dimension expression.
-
-    Relay has no op making a range of a run-time length, so a dynamic one is read off an
-    identity matrix: `[ones[n, 1], zeros[n, n]]` flattened and seen as (n + 1) x n has
-    column k equal to the unit vector e_k (row n is zero), whose argmax is k. This costs
-    n * (n + 1) bytes at run time."""
+    """0, 1, ..., n - 1 as a 1-d tensor of `dtype`, `n` an int or a dimension expression."""
     if isinstance(n, int):
         return const(b, np.arange(n, dtype=dtype))
-    ones = b.emit(relay.BroadcastToOp(const(b, 1, np.int8), shape=[n, 1]))
-    zeros = b.emit(relay.BroadcastToOp(const(b, 0, np.int8), shape=[n, n]))
-    rows = b.emit(relay.ConcatenateOp(ones, zeros, axis=1))
-    columns = b.emit(relay.ReshapeOp(rows, newshape=[n + 1, n]))
-    index = b.emit(relay.ArgmaxOp(columns, axis=0))
-    if np.dtype(dtype) == np.int64:
-        return index
-    return b.emit(relay.CastOp(index, dtype=element_type(np.dtype(dtype))))
+    return b.emit(relay.ArangeOp(n, dtype=element_type(np.dtype(dtype))))
 
 
 def dim_scalar(b: Emitter, d: Dim, dtype: Any = np.int64) -> SSAValue:

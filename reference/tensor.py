@@ -90,6 +90,11 @@ def tile(op: relay.TileOp, x: np.ndarray) -> np.ndarray:
     return np.tile(x, op.attrs.reps)
 
 
+@impl(relay.ArangeOp)
+def arange(op: relay.ArangeOp) -> np.ndarray:
+    return np.arange(op.results[0].type.get_shape()[0])
+
+
 @impl(relay.ShapeOfOp)
 def shape_of(op: relay.ShapeOfOp, x: np.ndarray) -> np.ndarray:
     return np.array(x.shape, dtype=np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i64
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerType, TensorType, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
@@ -49,6 +49,7 @@ from .base import (
     same_elem,
     str_prop,
     tensor,
+    type_prop,
 )
 
 
@@ -542,6 +543,47 @@ class ShapeOfOp(RelayOp):
         return [tensor((data.get_num_dims(),), i64)]
 
 
+@irdl_op_definition
+class ArangeOp(RelayOp):
+    """0, 1, ..., n - 1 as a 1-d tensor of `dtype`, n the one entry of `shape` (a dynamic
+    length: -2, its expression in `dims`).
+
+    %r = relay.arange {shape = array<i64: 4>} : () -> tensor<4xi64>
+    %r = relay.arange {shape = array<i64: -2>, dims = #relay.dims<"seq">, dtype = f32}
+        : () -> tensor<?xf32, #relay.dims<"seq">>
+    """
+
+    name = "relay.arange"
+    assembly_format = "attr-dict `:` `(` `)` `->` type($result)"
+    result = result_def(TensorType)
+    shape = ints_prop()
+    dims = opt_prop_def(DimsAttr)
+    dtype = type_prop(i64)
+
+    def __init__(
+        self,
+        shape: Sequence[Dim] | Dim,
+        dtype: Attribute | None = None,
+        dims: DimsAttr | None = None,
+    ) -> None:
+        """`shape`: the length, or a one-entry list of it (as `op.attrs` gives it)."""
+        if not isinstance(shape, Sequence):
+            shape = [shape]
+        if dims is None:
+            shape, dims = split_target(shape)
+        super().__init__(shape=list(shape), dims=dims, dtype=dtype)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        expect_count(name, types, 0)
+        length = join_target(name, attrs.shape, attrs.dims)
+        if len(length) != 1 or (isinstance(length[0], int) and length[0] < 0):
+            raise ShapeError(f"'{name}' shape must be one length, got {fmt_dims(length)}")
+        if is_bool(attrs.dtype) or not isinstance(attrs.dtype, IntegerType | AnyFloat):
+            raise ShapeError(f"'{name}' dtype must be an integer or float type, got {attrs.dtype}")
+        return [tensor(length, attrs.dtype)]
+
+
 TENSOR_OPS = [
     ConstantOp,
     ReshapeOp,
@@ -558,4 +600,5 @@ TENSOR_OPS = [
     GatherNDOp,
     TileOp,
     ShapeOfOp,
+    ArangeOp,
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects.builtin import IndexType, TensorType, i64
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.relay.tensor import slice_specs
@@ -193,6 +193,15 @@ def lower_shape_of(e: Emitter, op: relay.ShapeOfOp) -> SSAValue:
     return e.constant(np.array(shape_of(op.data), dtype=np.int64))
 
 
+def lower_arange(e: Emitter, op: relay.ArangeOp) -> SSAValue:
+    out = op.results[0].type
+
+    def body(b: Body) -> SSAValue:
+        return b.cast(b.add(arith.IndexCastOp(b.idx(0), i64)), out.element_type)
+
+    return e.map([], out.get_shape(), out.element_type, body)
+
+
 LOWERINGS = {
     relay.ConstantOp: lower_constant,
     relay.ReshapeOp: lower_reshape,
@@ -209,4 +218,5 @@ LOWERINGS = {
     relay.GatherOp: lower_gather,
     relay.GatherNDOp: lower_gather_nd,
     relay.ShapeOfOp: lower_shape_of,
+    relay.ArangeOp: lower_arange,
 }

@@ -278,6 +278,8 @@ def test_tensor_ops():
     )
     check_jit([((2, 3), F)], lambda x: relay.TileOp(x, reps=(2, 1, 3)))
     check_jit([((2, 3), F)], lambda x: relay.ShapeOfOp(x))
+    check_jit([((5,), F)], lambda x: relay.ArangeOp(5, dtype=f32))
+    check_jit([((2,), F)], lambda x: relay.ArangeOp(7))
 
 
 def test_gathers():

@@ -4,6 +4,13 @@ outputs, dtype and shape, assert_allclose with the case's rtol/atol, NaN equal).
 
     python tests/e2e/onnx_backend/conformance.py [--jobs 2] [--timeout 120] [--filter SUBSTR]
                                                  [--executor jit|debug] [--write-table]
+                                                 [--specialize]
+
+By default each case runs as a user runs it: `from_onnx(model)` with no `shape=` and no
+`const_inputs`, one build, then every data set of the case. `--specialize` instead pins
+inputs of unknown dimensions to the case's shapes and binds graph inputs that determine a
+shape (a Reshape target, reduction axes...) to the case's values at import, one build per
+data set (the table then differs: run it with --write-table in that mode to compare).
 
 Each case runs in a worker process; a worker that crashes or hangs is replaced and the case
 is counted as `crash` / `timeout`, so one case cannot stop the run. Outcomes:
@@ -104,11 +111,11 @@ def graph_inputs_of(graph, value: str) -> set[str]:
     return found
 
 
-def compile_case(case, executor: str, inputs: list):
-    return compile_model(case.model, executor, inputs)
+def compile_case(case, executor: str, inputs: list, specialize: bool):
+    return compile_model(case.model, executor, inputs, specialize)
 
 
-def compile_model(model, executor: str, inputs: list):
+def compile_model(model, executor: str, inputs: list, specialize: bool = True):
     """(runner, the inputs it takes, the inputs bound at import). A graph input that
     determines a shape (reduction axes, a Reshape target, ...) cannot be a run-time value
     with static shapes: when the import says so, that input is bound to the case's value
@@ -116,6 +123,11 @@ def compile_model(model, executor: str, inputs: list):
     retried. A graph input of unknown dimensions takes the shape of the case's value."""
     import xrelay
 
+    if not specialize:
+        module, params = xrelay.from_onnx(model)
+        if executor == "jit":
+            return xrelay.build(module, params), inputs, []
+        return xrelay.create_executor("debug", module, params), inputs, []
     initializers = {t.name for t in model.graph.initializer}
     names = [v.name for v in model.graph.input if v.name not in initializers]
     bound: dict = {}
@@ -144,15 +156,20 @@ def compile_model(model, executor: str, inputs: list):
     return runner, rest, sorted(bound)
 
 
-def run_case(case, executor: str) -> tuple[str, str]:
+def run_case(case, executor: str, specialize: bool = False) -> tuple[str, str]:
     """(outcome, detail) of one node case, in the current process; a pass that needed
-    bound inputs says so in its detail."""
+    bound inputs says so in its detail. As a user runs it: one build for every data set."""
     import xrelay
 
     bound: list[str] = []
+    runner = None
     try:
         for inputs, expected in case.data_sets:
-            runner, rest, bound = compile_case(case, executor, [as_array(x) for x in inputs])
+            arrays = [as_array(x) for x in inputs]
+            if runner is None or specialize:
+                runner, rest, bound = compile_case(case, executor, arrays, specialize)
+            else:
+                rest = arrays
             compare(runner.run(*rest), expected, case.rtol, case.atol)
     except xrelay.UnsupportedOpsError as e:
         return "unsupported", str(e)
@@ -166,7 +183,7 @@ def run_case(case, executor: str) -> tuple[str, str]:
     return "pass", f"bound {', '.join(bound)}" if bound else ""
 
 
-def _worker(conn, executor: str) -> None:
+def _worker(conn, executor: str, specialize: bool) -> None:
     warnings.filterwarnings("ignore")
     from onnx.backend.test.case.node import collect_testcases
 
@@ -176,14 +193,16 @@ def _worker(conn, executor: str) -> None:
         name = conn.recv()
         if name is None:
             return
-        conn.send(run_case(cases[name], executor))
+        conn.send(run_case(cases[name], executor, specialize))
 
 
 class Worker:
-    def __init__(self, executor: str) -> None:
-        self.executor = executor
+    def __init__(self, executor: str, specialize: bool) -> None:
+        self.executor, self.specialize = executor, specialize
         self.parent, child = mp.Pipe()
-        self.process = mp.get_context("spawn").Process(target=_worker, args=(child, executor), daemon=True)
+        self.process = mp.get_context("spawn").Process(
+            target=_worker, args=(child, executor, specialize), daemon=True
+        )
         self.process.start()
         self.parent.recv()
         self.case: str | None = None
@@ -198,10 +217,12 @@ class Worker:
         self.process.join()
 
 
-def run_all(names: list[str], jobs: int, timeout: float, executor: str) -> dict[str, tuple[str, str]]:
+def run_all(
+    names: list[str], jobs: int, timeout: float, executor: str, specialize: bool = False
+) -> dict[str, tuple[str, str]]:
     results: dict[str, tuple[str, str]] = {}
     pending = list(reversed(names))
-    workers = [Worker(executor) for _ in range(min(jobs, len(names)) or 1)]
+    workers = [Worker(executor, specialize) for _ in range(min(jobs, len(names)) or 1)]
     for w in workers:
         if pending:
             w.submit(pending.pop())
@@ -224,7 +245,7 @@ def run_all(names: list[str], jobs: int, timeout: float, executor: str) -> dict[
             results[w.case] = outcome
             if outcome[0] in ("crash", "timeout"):
                 w.kill()
-                w = workers[i] = Worker(executor)
+                w = workers[i] = Worker(executor, specialize)
             w.case = None
             if pending:
                 w.submit(pending.pop())
@@ -267,10 +288,8 @@ def check_against_table(results: dict[str, tuple[str, str]], table: dict[str, tu
 def summary(results: dict[str, tuple[str, str]]) -> str:
     counts = Counter(outcome for outcome, _ in results.values())
     bound = sum(1 for o, d in results.values() if o == "pass" and d.startswith("bound"))
-    return (
-        ", ".join(f"{counts.get(o, 0)} {o}" for o in OUTCOMES)
-        + f" (of {len(results)}; {bound} of the passes bind shape-determining inputs at compile time)"
-    )
+    note = f"; {bound} of the passes bind shape-determining inputs at compile time" if bound else ""
+    return ", ".join(f"{counts.get(o, 0)} {o}" for o in OUTCOMES) + f" (of {len(results)}{note})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -280,13 +299,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--filter", default="")
     parser.add_argument("--executor", choices=("jit", "debug"), default="jit")
     parser.add_argument("--write-table", action="store_true")
+    parser.add_argument(
+        "--specialize",
+        action="store_true",
+        help="pin unknown shapes and bind shape-determining inputs at import (not as a user runs it)",
+    )
     args = parser.parse_args(argv)
     from onnx.backend.test.case.node import collect_testcases
 
     names = [c.name for c in collect_testcases(None) if args.filter in c.name]
     start = time.monotonic()
-    results = run_all(names, args.jobs, args.timeout, args.executor)
-    print(f"node cases ({args.executor}): {summary(results)} in {time.monotonic() - start:.0f} s")
+    results = run_all(names, args.jobs, args.timeout, args.executor, args.specialize)
+    mode = "specialized" if args.specialize else "as a user runs them"
+    print(
+        f"node cases ({args.executor}, {mode}): {summary(results)} "
+        f"in {time.monotonic() - start:.0f} s"
+    )
     if args.write_table:
         write_table(results)
         return 0

@@ -143,3 +143,12 @@ func.func @f(%x: tensor<2x3xf32>, %i: tensor<4x3xi64>) {
   func.return
 }
 // CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.gather_nd' op indices tensor<4x3xi64> do not index data tensor<2x3xf32> with batch_dims 0
+
+// -----
+
+// relay.arange: a boolean range.
+func.func @f() {
+  %0 = relay.arange {shape = array<i64: 3>, dtype = i1} : () -> tensor<3xi1>
+  func.return
+}
+// CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.arange' op dtype must be an integer or float type, got i1

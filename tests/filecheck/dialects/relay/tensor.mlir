@@ -70,3 +70,13 @@ func.func @gathers(%x: tensor<2x3x4xf32>, %i: tensor<2x3x2xi64>, %t: tensor<5x2x
   %n = relay.gather_nd %x, %t : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
   func.return
 }
+
+// A range 0..n-1 of a static or dynamic length.
+// CHECK-LABEL: func.func @ranges
+func.func @ranges() {
+  // CHECK: relay.arange {shape = array<i64: 4>} : () -> tensor<4xi64>
+  %a = relay.arange {shape = array<i64: 4>} : () -> tensor<4xi64>
+  // CHECK: relay.arange {shape = array<i64: -2>, dims = #relay.dims<"seq">, dtype = f32} : () -> tensor<?xf32, #relay.dims<"seq">>
+  %b = relay.arange {shape = array<i64: -2>, dims = #relay.dims<"seq">, dtype = f32} : () -> tensor<?xf32, #relay.dims<"seq">>
+  func.return
+}
