@@ -65,8 +65,10 @@ def test_one_build_runs_every_shape(lib):
         (
             (2, 3, 8),
             (2, 4),
-            "input 'mask' axis 1 has size 4, but dimension 'seq' is 3 from input 'x' axis 1: "
-            "both are 'seq'",
+            (
+                "input 'mask' axis 1 has size 4, but dimension 'seq' is 3 from input 'x' "
+                "axis 1: both are 'seq'"
+            ),
         ),
         ((2, 65, 8), (2, 65), r"outside the range \[1, 64\] declared for dimension 'seq'"),
         ((2, 3), (2, 3), r"input 'x' expects float32\[batch, seq, 8\], got float32\[2, 3\]"),
