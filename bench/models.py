@@ -15,7 +15,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
-from xrelay.tests.e2e.onnx_backend.data_cases import collect, light_inputs, with_real_weights
+from xrelay.tests.e2e.onnx_backend.data_cases import (
+    collect,
+    dynamic_batch,
+    light_inputs,
+    with_real_weights,
+)
 
 LIGHT = ["squeezenet", "shufflenet", "resnet50", "inception_v1", "densenet121", "vgg19"]
 MODELS = ["mlp", *LIGHT, "bert_base"]
@@ -87,16 +92,7 @@ def dynamic(name: str, cache: Path) -> onnx.ModelProto:
     BERT-base exported with dynamic batch and sequence axes."""
     if name == "bert_base":
         return _bert_base_dynamic(cache)
-    model, _ = light(name)
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    for value in (*model.graph.input, *model.graph.output):
-        if value.name in {t.name for t in model.graph.initializer}:
-            continue
-        dim = value.type.tensor_type.shape.dim[0]
-        dim.Clear()
-        dim.dim_param = "N"
-    del model.graph.value_info[:]
-    return model
+    return dynamic_batch(name)
 
 
 def _bert_base_dynamic(cache: Path) -> onnx.ModelProto:

@@ -16,7 +16,7 @@ import xrelay
 from onnx import TensorProto, helper, numpy_helper
 from xrelay.lowering.dynamic import DynamicLibrary
 
-from ..onnx_backend.data_cases import collect, with_real_weights
+from ..onnx_backend.data_cases import dynamic_batch
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -47,31 +47,6 @@ def run_shapes(model: onnx.ModelProto, feeds_list: list[dict[str, np.ndarray]]) 
 
 
 # --- light CNNs with a dynamic batch ---------------------------------------------------
-
-
-def dynamic_batch(name: str) -> onnx.ModelProto:
-    """The `light_<name>` model with real weights, its data input's and outputs' batch
-    dimension the dim_param `N`, no value_info, and every Reshape target that hard-codes a
-    batch of 1 ([1, 2048]) reading it from its input instead ([0, 2048]): the models were
-    exported for batch 1, so without that onnxruntime cannot run other batches either."""
-    (case,) = [c for c in collect("light") if c.name == f"light_{name}"]
-    model = with_real_weights(onnx.load(str(case.model_path)))
-    graph = model.graph
-    inits = {t.name for t in graph.initializer}
-    for value in [*graph.input, *graph.output]:
-        dims = value.type.tensor_type.shape.dim
-        if value.name not in inits and len(dims):
-            dims[0].Clear()
-            dims[0].dim_param = "N"
-    del graph.value_info[:]
-    targets = {node.input[1] for node in graph.node if node.op_type == "Reshape"}
-    for i, tensor in enumerate(graph.initializer):
-        if tensor.name in targets:
-            target = numpy_helper.to_array(tensor).copy()
-            if target[0] == 1:
-                target[0] = 0
-                graph.initializer[i].CopyFrom(numpy_helper.from_array(target, tensor.name))
-    return model
 
 
 def image_batches(model: onnx.ModelProto, batches: tuple[int, ...]) -> list[dict]:
