@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
+from xrelay.dialects.specialize import has_deferred
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.context import BuildContext
@@ -26,15 +27,16 @@ def build(
     buffers at every run, never embedded. Partitioned functions of a target with a codegen
     are compiled by it and linked in (see `xrelay.transforms.targets`). `kernels=False`
     keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`).
-    A module whose inputs have dynamic dimensions gives a `DynamicLibrary`, which runs any
-    shapes its signature allows (lowering/dynamic.py)."""
+    A module whose inputs have dynamic dimensions, or with `relay.deferred` nodes (a graph
+    input that decides a shape), gives a `DynamicLibrary`, which runs any shapes and values
+    its signature allows (lowering/dynamic.py)."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     ctx = BuildContext(params=dict(params or {}))
     missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
-    if signature.is_dynamic:
+    if signature.is_dynamic or has_deferred(module):
         return DynamicLibrary(
             module, signature, ctx.params, lambda m, p: build(m, p, kernels=kernels)
         )

@@ -8,6 +8,10 @@ before any native code runs), then calls the library compiled for that binding:
 `specialize-shapes` on a copy of the module, then the static pipeline. Each distinct
 binding compiles once per library (the `max_specializations` most recently used stay
 compiled); a binding seen before runs at the static build's speed.
+
+A module with `relay.deferred` nodes (graph inputs that decide shapes or semantics: a
+Reshape target, reduction axes, TopK's k) specializes on those inputs' values too: the
+binding then includes them, and each distinct set of values compiles once.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xrelay.signature import FunctionSignature, bind_dims, check_inputs
+from xrelay.dialects.specialize import deferred_inputs
+from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 from xrelay.transforms.specialize_shapes import specialize_shapes
 
-Binding = tuple[tuple[str, int], ...]
+Binding = tuple[tuple[tuple[str, int], ...], tuple[tuple[int, str, tuple[int, ...], bytes], ...]]
 
 
 class DynamicLibrary:
@@ -47,16 +52,25 @@ class DynamicLibrary:
         self.max_specializations = max_specializations
         self.compiles = 0  # how many bindings were compiled (a binding seen before is not)
         self.times: dict[str, float] = {}
+        # the @main arguments whose values relay.deferred nodes read
+        self.value_inputs = deferred_inputs(main_function(self.module))
 
-    def specialization(self, binding: Mapping[str, int]) -> Any:
-        """The static library for `binding` (compiled on first use)."""
-        key = tuple(sorted(binding.items()))
+    def specialization(
+        self, binding: Mapping[str, int], values: Mapping[int, np.ndarray] | None = None
+    ) -> Any:
+        """The static library for `binding` and the deferred nodes' input `values` (by
+        argument index), compiled on first use."""
+        values = {i: np.asarray(v) for i, v in (values or {}).items()}
+        key = (
+            tuple(sorted(binding.items())),
+            tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in sorted(values.items())),
+        )
         with self._lock:
             lib = self._compiled.get(key)
             if lib is None:
                 start = time.perf_counter()
                 work = self.module.clone()
-                specialize_shapes(work, dict(key))
+                specialize_shapes(work, dict(binding), values)
                 lib = self._build_static(work, self.params)
                 self.compiles += 1
                 self.times = dict(lib.times)
@@ -70,7 +84,8 @@ class DynamicLibrary:
 
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
-        lib = self.specialization(bind_dims(self.signature, arrays))
+        values = {i: arrays[i] for i in self.value_inputs}
+        lib = self.specialization(bind_dims(self.signature, arrays), values)
         return lib.run(*args, **inputs)
 
     __call__ = run

@@ -10,9 +10,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.dtypes import numpy_dtype
-from xrelay.dialects.specialize import specialize_types
+from xrelay.dialects.specialize import deferred_inputs, has_deferred, specialize_types
 from xrelay.errors import Error
-from xrelay.ir import location_str
+from xrelay.ir import location_str, verify_module
 from xrelay.reference.registry import IMPLS
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
@@ -77,9 +77,14 @@ class DebugExecutor:
     def run(self, *args: np.ndarray, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
         function = self.function
-        if self.signature.is_dynamic:  # the module with the symbols' values (checked first)
+        if self.signature.is_dynamic or has_deferred(self.module):
+            # the module with the symbols' values (checked first) and deferred nodes converted
             work = self.module.clone()
-            specialize_types(work, bind_dims(self.signature, arrays), location_str)
+            values = {i: arrays[i] for i in deferred_inputs(self.function)}
+            specialize_types(
+                work, bind_dims(self.signature, arrays), location_str, values, evaluate_op
+            )
+            verify_module(work)  # a shape rule the symbols hid (batch against 4) holds
             function = main_function(work)
         return self.signature.outputs(evaluate_function(function, arrays))
 

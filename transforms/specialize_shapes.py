@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xrelay.dialects.specialize import specialize_types
 from xrelay.errors import Error
 from xrelay.ir import location_str, verify_module
+from xrelay.reference import evaluate_op
 
 
 def parse_binding(text: str) -> dict[str, int]:
@@ -36,9 +38,14 @@ def parse_binding(text: str) -> dict[str, int]:
     return binding
 
 
-def specialize_shapes(module: ModuleOp, binding: Mapping[str, int]) -> None:
-    """Evaluate every dynamic dimension in `module` (in place) under `binding`, then verify."""
-    specialize_types(module, binding, location_str)
+def specialize_shapes(
+    module: ModuleOp,
+    binding: Mapping[str, int],
+    values: Mapping[int, np.ndarray] | None = None,
+) -> None:
+    """Evaluate every dynamic dimension in `module` (in place) under `binding`, converting
+    `relay.deferred` nodes with the @main argument `values` they read; then verify."""
+    specialize_types(module, binding, location_str, values, evaluate_op)
     verify_module(module)
 
 

@@ -2,13 +2,15 @@
 are static or named by symbols (`#relay.dims`, dialects/dims.py).
 
 Op families live in `elementwise`, `nn`, `tensor` and `reduce`; the shared base class and
-the attribute and shape helpers in `base`. Import ops from here: `relay.AddOp`, `relay.Conv2DOp`.
+the attribute and shape helpers in `base`; `deferred` holds a frontend node whose conversion
+waits for run-time values (a graph input used as a Reshape target, say). Import ops from here: `relay.AddOp`, `relay.Conv2DOp`.
 """
 
 from xdsl.ir import Dialect
 from xrelay.dialects.dims import DimsAttr
 
 from .base import Attrs, RelayOp
+from .deferred import DeferredOp
 from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
 from .nn import *
@@ -29,6 +31,6 @@ ALL_OPS: list[type[RelayOp]] = [
     *REDUCE_OPS,
 ]
 
-Relay = Dialect("relay", ALL_OPS, [DimsAttr])
+Relay = Dialect("relay", [*ALL_OPS, DeferredOp], [DimsAttr])
 
-__all__ = ["ALL_OPS", "Attrs", "DimsAttr", "Relay", "RelayOp"]
+__all__ = ["ALL_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]

@@ -14,6 +14,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -54,6 +55,8 @@ def to_attr(value: Any) -> Attribute:
     string, sequence of ints -> array<i64>, sequence of floats -> array<f64>."""
     if isinstance(value, Attribute):
         return value
+    if isinstance(value, np.generic):  # numpy scalars as the Python values they hold
+        value = value.item()
     if isinstance(value, bool):
         return BoolAttr.from_bool(value)
     if isinstance(value, int):
@@ -62,8 +65,8 @@ def to_attr(value: Any) -> Attribute:
         return FloatAttr(value, f64)
     if isinstance(value, str):
         return StringAttr(value)
-    if isinstance(value, Sequence):
-        items = list(value)
+    if isinstance(value, Sequence | np.ndarray):
+        items = [v.item() if isinstance(v, np.generic) else v for v in value]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
             return DenseArrayBase.from_list(i64, [int(v) for v in items])
         if all(isinstance(v, int | float) for v in items):
@@ -296,12 +299,19 @@ def same_elem(name: str, types: Sequence[TensorType]) -> Attribute:
 
 
 def broadcast(name: str, types: Sequence[TensorType]) -> Shape:
-    """numpy broadcasting of the operand shapes, or a ShapeError naming them."""
+    """numpy broadcasting of the operand shapes, or a ShapeError naming them. A symbol
+    against a size (`batch` and 4) gives the size: the symbol's value must then be 1 or 4
+    (checked when the module is specialized); two different symbols do not broadcast."""
     shapes = [shape_of(t) for t in types]
     rank = max(len(s) for s in shapes)
     out: list[Dim] = []
     for i in range(rank):
         dims = {s[i - rank + len(s)] for s in shapes if i - rank + len(s) >= 0} - {1}
+        static = {d for d in dims if isinstance(d, int)}
+        if len(static) == 1 and len(dims) > 1 and all(d.is_Symbol for d in dims - static):
+            # a symbol against a size: it must be 1 or that size, which specialization
+            # checks when the symbol has a value
+            dims = static
         if len(dims) > 1:
             raise ShapeError(
                 f"'{name}' operand shapes are not broadcastable: "

@@ -36,6 +36,15 @@ if TYPE_CHECKING:
 _REQUIRED = object()
 
 
+class RunTimeValue(Error):
+    """A converter read input `index` as a value known at import, but it is computed at run
+    time (the importer may defer the node: frontends/onnx/deferred.py)."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
 @dataclass
 class Value:
     """An ONNX value: an SSA value, a numpy array known at import time, or both. `is_param`
@@ -171,9 +180,14 @@ class Node:
             return default
         value = self._value(i)
         if value.array is None:
-            raise self.unsupported(
-                f"input {i} ('{self.input_names[i]}') computed at run time: it must be a "
-                "constant at import time"
+            raise RunTimeValue(
+                str(
+                    self.unsupported(
+                        f"input {i} ('{self.input_names[i]}') computed at run time: it must "
+                        "be a constant at import time"
+                    )
+                ),
+                i,
             )
         return value.array
 

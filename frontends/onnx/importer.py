@@ -44,8 +44,8 @@ from xrelay.dialects.dtypes import (
 )
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import dims_tensor, emit_constant
-from xrelay.frontends.onnx import symbolic
-from xrelay.frontends.onnx.binder import Node, Value
+from xrelay.frontends.onnx import deferred, symbolic
+from xrelay.frontends.onnx.binder import Node, RunTimeValue, Value
 from xrelay.frontends.onnx.registry import STRUCTURED, lookup
 from xrelay.frontends.onnx.symbolic import is_symbolic
 from xrelay.ir import verify_module
@@ -159,6 +159,36 @@ class GraphImporter:
         self.block = Block()
         self.input_dtypes: dict[str, np.dtype] = {}  # data inputs of narrow types
         self.dim_ranges: dict[str, tuple[int, int]] = {}  # symbols' [min, max], if bounded
+        self._value_types: dict[str, onnx.TypeProto] | None = None  # shape inference's
+        self._fresh: set[str] = set()  # symbols made for deferred nodes' results
+
+    def inferred_value_types(self) -> dict[str, onnx.TypeProto]:
+        """Every value's type as ONNX shape inference sees it (computed once; empty where
+        inference fails)."""
+        if self._value_types is None:
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model).graph
+            except Exception:  # noqa: BLE001 - a model inference rejects just gives no types
+                inferred = self.graph
+            self._value_types = {
+                v.name: v.type for v in (*inferred.input, *inferred.value_info, *inferred.output)
+            }
+        return self._value_types
+
+    def fresh_symbol(self, name: str) -> str:
+        """`name`, or `name_<k>`, not yet used by an input or another deferred result."""
+        taken = self._fresh | {
+            s
+            for v in self.graph.input
+            for d in (_input_dims(v) or ())
+            if not isinstance(d, int)
+            for s in (d.name,)
+        }
+        chosen, k = name, 1
+        while chosen in taken:
+            chosen, k = f"{name}_{k}", k + 1
+        self._fresh.add(chosen)
+        return chosen
 
     # --- the pieces of @main -------------------------------------------------------------
 
@@ -224,7 +254,7 @@ class GraphImporter:
         b = Node(self, node, index, False)
         return Value(ssa=codec.encode(b, result, dtype, saturate=False), narrow=dtype)
 
-    def _convert_node(self, node: onnx.NodeProto, index: int) -> None:
+    def convert_node(self, node: onnx.NodeProto, index: int) -> None:
         for name in node.input:
             if name and name not in self.env:
                 label = node.name or f"{node.op_type}_{index}"
@@ -251,10 +281,16 @@ class GraphImporter:
         b = Node(self, node, index, fold)
         if widened_to is not None:
             b.input_names = list(original.input)  # messages name the model's values
+        mark = self.block.last_op
         try:
             out = converter(b)
             outs = list(out) if isinstance(out, list | tuple) else [out]
             outs = b.outputs_known(outs)
+        except RunTimeValue as e:  # a shape-determining graph input: convert at run time
+            deferred.drop_partial(self, mark)
+            if widened_to is None and not fold and deferred.defer(self, node, index, b, e):
+                return
+            raise
         except Error as e:
             if str(e).startswith("ONNX node"):
                 raise
@@ -328,7 +364,7 @@ class GraphImporter:
             for init in graph.initializer:
                 self.env[init.name] = Value(array=numpy_helper.to_array(init))
             for index, node in enumerate(graph.node):
-                self._convert_node(node, index)
+                self.convert_node(node, index)
             missing = [o.name for o in graph.output if o.name not in self.env]
             if missing:
                 raise Error(f"subgraph '{graph.name}' output '{missing[0]}' is not produced")
@@ -371,7 +407,7 @@ class GraphImporter:
             param_args[name] = arg
             self.env[name] = Value(ssa=arg, array=array, is_param=True)
         for index, node in enumerate(self.graph.node):
-            self._convert_node(node, index)
+            self.convert_node(node, index)
 
         results, result_dtypes = [], []
         for out in self.graph.output:

@@ -20,6 +20,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xrelay.dialects import relay
 from xrelay.dialects.relay import RelayOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str
@@ -106,6 +107,15 @@ def relay_to_linalg_patterns() -> list[RewritePattern]:
     return [LowerRelayOp()]
 
 
+def check_no_relay_deferred(module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, relay.DeferredOp):
+            raise Error(
+                f"{location_str(op)}: '{op.name}' ({op.op_type.data}) needs the values of the "
+                "inputs it reads: specialize the module first (xrelay.build does, per run)"
+            )
+
+
 def check_no_relay(module: ModuleOp) -> None:
     for op in module.walk():
         if isinstance(op, RelayOp):
@@ -120,6 +130,7 @@ class RelayToLinalg(ModulePass):
     name = "relay-to-linalg"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_no_relay_deferred(op)
         PatternRewriteWalker(relay_to_linalg_patterns()[0], apply_recursively=False).rewrite_module(
             op
         )
