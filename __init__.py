@@ -12,7 +12,7 @@ from xrelay.errors import (
 )
 from xrelay.frontends import onnx as _onnx
 from xrelay.ir import parse_module, verify_module
-from xrelay.lowering import build
+from xrelay.lowering import build, load
 from xrelay.reference import create_executor
 from xrelay.transforms.bind_params import bind_params_by_name
 from xrelay.transforms.qdq_to_qnn import fold_qdq as _fold_qdq
@@ -69,6 +69,7 @@ __all__ = [
     "from_exported_program",
     "from_onnx",
     "from_pytorch",
+    "load",
     "parse_module",
     "verify_module",
 ]

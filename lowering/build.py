@@ -12,15 +12,21 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.dialects.specialize import has_deferred
 from xrelay.errors import Error
 from xrelay.ir import verify_module
+from xrelay.lowering import cache as compile_cache
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
-from xrelay.lowering.jit import Library, llvm_module
+from xrelay.lowering.jit import Library, llvm_module, resolve_target
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
 
 
 def build(
-    module: ModuleOp, params: Mapping[str, np.ndarray] | None = None, *, kernels: bool = True
+    module: ModuleOp,
+    params: Mapping[str, np.ndarray] | None = None,
+    *,
+    kernels: bool = True,
+    target_cpu: str | None = None,
+    cache: bool = True,
 ) -> Library | DynamicLibrary:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
@@ -29,7 +35,12 @@ def build(
     keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`).
     A module whose inputs have dynamic dimensions, or with `relay.deferred` nodes (a graph
     input that decides a shape), gives a `DynamicLibrary`, which runs any shapes and values
-    its signature allows (lowering/dynamic.py)."""
+    its signature allows (lowering/dynamic.py).
+
+    `target_cpu`: "host" (the default: every feature of this CPU) or a portable x86-64
+    level ("x86-64-v3") for an artifact (`lib.save`) to run on other machines. `cache`:
+    look the module up in the compile cache first and store what is compiled
+    (lowering/cache.py; `XRELAY_CACHE_DIR`)."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     ctx = BuildContext(params=dict(params or {}))
@@ -37,9 +48,15 @@ def build(
     if missing:
         raise Error(f"build: missing parameters {missing}")
     if signature.is_dynamic or has_deferred(module):
-        return DynamicLibrary(
-            module, signature, ctx.params, lambda m, p: build(m, p, kernels=kernels)
-        )
+        options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache}
+        return DynamicLibrary(module, signature, ctx.params, options)
+    target = resolve_target(target_cpu)
+    options = {"kernels": kernels, "target": target}
+    entry = compile_cache.key(str(module), ctx.params, options) if cache else None
+    if entry is not None:
+        hit = compile_cache.get(entry)
+        if hit is not None:
+            return hit
     given = set(ctx.params)
     work = module.clone()
     times = lower(work, ctx=ctx, options={"select-kernels": {"enabled": kernels}})
@@ -57,7 +74,13 @@ def build(
     start = time.perf_counter()
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
-    return Library(native, signature, ctx.params, times, ctx.externals)
+    meta = {"model_hash": entry or "", "options": {"kernels": kernels}}
+    lib = Library(
+        native, signature, ctx.params, times, ctx.externals, target=target, meta=meta
+    )
+    if entry is not None:
+        compile_cache.put(entry, lib)
+    return lib
 
 
 def _check_arity(module: ModuleOp, signature: FunctionSignature) -> None:

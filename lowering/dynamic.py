@@ -19,12 +19,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.dialects.specialize import deferred_inputs
+from xrelay.errors import Error
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 from xrelay.transforms.specialize_shapes import specialize_shapes
 
@@ -40,13 +41,15 @@ class DynamicLibrary:
         module: ModuleOp,
         signature: FunctionSignature,
         params: Mapping[str, np.ndarray],
-        build_static: Callable[[ModuleOp, Mapping[str, np.ndarray]], Any],
+        build_options: Mapping[str, Any] | None = None,
         max_specializations: int = 16,
     ) -> None:
+        """`build_options`: what `build` compiles each specialization with (kernels,
+        target_cpu, cache)."""
         self.module = module.clone()
         self.signature = signature
         self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
-        self._build_static = build_static
+        self.build_options = dict(build_options or {})
         self._compiled: OrderedDict[Binding, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.max_specializations = max_specializations
@@ -71,7 +74,7 @@ class DynamicLibrary:
                 start = time.perf_counter()
                 work = self.module.clone()
                 specialize_shapes(work, dict(binding), values)
-                lib = self._build_static(work, self.params)
+                lib = self._build_static(work)
                 self.compiles += 1
                 self.times = dict(lib.times)
                 self.times["specialize"] = time.perf_counter() - start
@@ -82,6 +85,25 @@ class DynamicLibrary:
                 self._compiled.move_to_end(key)
             return lib
 
+    def _build_static(self, module: ModuleOp) -> Any:
+        from xrelay.lowering.build import build
+
+        return build(module, self.params, **self.build_options)
+
+    def save(self, path: Any) -> None:
+        raise Error(
+            "an artifact (.xrl) holds one static build, and this library serves dynamic "
+            "shapes: pin the inputs' shapes (from_onnx(shape=...), xrelay compile --shape), "
+            "or pickle the library (it pickles with the specializations compiled so far)"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from xrelay.lowering.artifact import dumps
+
+        compiled = [(key, dumps(lib)) for key, lib in self._compiled.items()]
+        state = (str(self.module), self.params, self.build_options, compiled)
+        return (_restore, (*state, self.max_specializations))
+
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
         values = {i: arrays[i] for i in self.value_inputs}
@@ -89,3 +111,24 @@ class DynamicLibrary:
         return lib.run(*args, **inputs)
 
     __call__ = run
+
+
+def _restore(
+    text: str,
+    params: Mapping[str, np.ndarray],
+    options: Mapping[str, Any],
+    compiled: list[tuple[Binding, bytes]],
+    max_specializations: int,
+) -> DynamicLibrary:
+    """A pickled DynamicLibrary: its module, and the specializations it had compiled,
+    loaded without compiling."""
+    from xrelay.ir import parse_module
+    from xrelay.lowering.artifact import loads
+
+    module = parse_module(text)
+    lib = DynamicLibrary(
+        module, FunctionSignature.of(main_function(module)), params, options, max_specializations
+    )
+    for key, blob in compiled:
+        lib._compiled[key] = loads(blob)
+    return lib

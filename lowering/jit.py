@@ -65,11 +65,64 @@ def num_threads() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
-def target_machine() -> llvm.TargetMachine:
+# the portable x86-64 levels `build(target_cpu=...)` accepts besides the host, with the
+# CPU features each requires (LLVM's feature names)
+X86_LEVELS = {
+    "x86-64": (),
+    "x86-64-v2": ("cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3"),
+    "x86-64-v3": (
+        "cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3",
+        "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe",
+    ),
+    "x86-64-v4": (
+        "cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3",
+        "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe",
+        "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl",
+    ),
+}  # fmt: skip
+
+
+def host_features() -> list[str]:
+    """The host CPU's enabled features (LLVM's names)."""
     _init()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3
+    return sorted(f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f[:1] == "+")
+
+
+def resolve_target(target_cpu: str | None) -> dict[str, Any]:
+    """The target code is compiled for: `None`/"host" is this CPU with all its features;
+    an x86-64 level (`x86-64-v3`) runs on every CPU that has that level's features."""
+    _init()
+    if target_cpu in (None, "host"):
+        return {
+            "triple": llvm.get_process_triple(),
+            "cpu": llvm.get_host_cpu_name(),
+            "features": host_features(),
+            "llvm_features": llvm.get_host_cpu_features().flatten(),
+        }
+    if target_cpu not in X86_LEVELS:
+        raise Error(
+            f"target_cpu '{target_cpu}' is not supported: use 'host' or one of "
+            f"{', '.join(X86_LEVELS)}"
+        )
+    features = list(X86_LEVELS[target_cpu])
+    return {
+        "triple": llvm.get_process_triple(),
+        "cpu": target_cpu,
+        "features": features,
+        "llvm_features": ",".join(f"+{f}" for f in features),
+    }
+
+
+def missing_features(target: dict[str, Any]) -> list[str]:
+    """The features code for `target` needs that this CPU lacks."""
+    have = set(host_features())
+    return [f for f in target["features"] if f not in have]
+
+
+def target_machine(target: dict[str, Any] | None = None) -> llvm.TargetMachine:
+    target = target or resolve_target(None)
+    return llvm.Target.from_triple(target["triple"]).create_target_machine(
+        cpu=target["cpu"], features=target["llvm_features"], opt=3
     )
 
 
@@ -109,17 +162,25 @@ def llvm_ir(module: ModuleOp) -> str:
 
 
 class Library:
-    """A compiled model: `lib.run(**inputs)` or `lib(*arrays)` -> list of numpy arrays."""
+    """A compiled model: `lib.run(**inputs)` or `lib(*arrays)` -> list of numpy arrays.
+    `lib.save(path)` writes it as an artifact (`xrelay.load` reads it back without
+    compiling; lowering/artifact.py); a Library pickles as its artifact."""
 
     def __init__(
         self,
-        module: llvm.ModuleRef,
+        module: llvm.ModuleRef | None,
         signature: FunctionSignature,
         params: Mapping[str, np.ndarray],
         times: dict[str, float] | None = None,
         externals: Mapping[str, Any] | None = None,
+        *,
+        target: dict[str, Any] | None = None,
+        object_code: bytes | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
-        """`module`: what `llvm_module` returns (consumed: it is optimized in place)."""
+        """`module`: what `llvm_module` returns (consumed: it is optimized in place and
+        compiled to object code for `target`, the host by default); or None and the
+        `object_code` of an earlier compile (an artifact's)."""
         self.signature = signature
         self._lock = threading.Lock()
         # external kernels (partitioned functions compiled by a target's codegen) must stay
@@ -127,32 +188,57 @@ class Library:
         self.externals = dict(externals or {})
         self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
         self.times = dict(times or {})
+        self.target = target or resolve_target(None)
+        self.meta = dict(meta or {})
         start = time.perf_counter()
-        self.target_machine = target_machine()
-        self.module = module
-        tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-        # full unrolling of the many constant-trip loops costs minutes of compile time
-        tuning.loop_unrolling = False
-        # kernels stay separate functions: inlining them into main rebuilds the one huge
-        # function that outline-kernels exists to avoid
-        tuning.inlining_threshold = 0
-        builder = llvm.create_pass_builder(self.target_machine, tuning)
-        builder.getModulePassManager().run(self.module, builder)
+        if module is not None:
+            machine = target_machine(self.target)
+            tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+            # full unrolling of the many constant-trip loops costs minutes of compile time
+            tuning.loop_unrolling = False
+            # kernels stay separate functions: inlining them into main rebuilds the one huge
+            # function that outline-kernels exists to avoid
+            tuning.inlining_threshold = 0
+            builder = llvm.create_pass_builder(machine, tuning)
+            builder.getModulePassManager().run(module, builder)
+            object_code = machine.emit_object(module)
+            self.times["llvm"] = time.perf_counter() - start
+            start = time.perf_counter()
+        assert object_code is not None
+        self.object_code = object_code
+        self._engine = None
+        self._main = None
+        missing = missing_features(self.target)
+        self.runnable_here = not missing and self.target["triple"] == llvm.get_process_triple()
+        if self.runnable_here:
+            self._load()
+        self.times["load"] = time.perf_counter() - start
+
+    def _load(self) -> None:
+        """Link the object code into this process (no compiler stage runs)."""
+        _init()
         for symbol, code in self.externals.items():
             llvm.add_symbol(symbol, code.address)
-        self.engine = llvm.create_mcjit_compiler(self.module, self.target_machine)
-        self.engine.finalize_object()
-        slot = self.engine.get_global_value_address("xr_num_threads")
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
+        engine.finalize_object()
+        slot = engine.get_global_value_address("xr_num_threads")
         if slot:  # the runtime's thread count (lowering/kernels/parallel.py)
             ctypes.c_int32.from_address(slot).value = num_threads()
-        address = self.engine.get_function_address("main")
+        address = engine.get_function_address("main")
         if not address:
             raise Error("the compiled module has no main function")
-        n_args = len(signature.args) + len(signature.results)
+        n_args = len(self.signature.args) + len(self.signature.results)
+        self._engine = engine
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
-        self.times["llvm"] = time.perf_counter() - start
 
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
+        if self._main is None:
+            raise Error(
+                f"this library was compiled for {self.target['cpu']}, which needs CPU features "
+                f"this machine lacks ({', '.join(missing_features(self.target)) or 'another triple'}): "
+                "save it and run it where they exist"
+            )
         arrays = check_inputs(self.signature, args, inputs, self.params)
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
         pointers = [a.ctypes.data for a in (*arrays, *outputs)]
@@ -161,3 +247,14 @@ class Library:
         return self.signature.outputs(outputs)
 
     __call__ = run
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the artifact (lowering/artifact.py) to `path`."""
+        from xrelay.lowering.artifact import save
+
+        save(self, path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from xrelay.lowering.artifact import dumps, loads
+
+        return (loads, (dumps(self),))

@@ -1,11 +1,20 @@
-"""Shared pytest fixtures and helpers."""
+"""Shared pytest fixtures and helpers.
+
+The compile cache is off for the suite (tests that patch the pipeline must compile what
+they patched; tests/lowering/test_artifact.py turns it on in a temporary folder), also
+for the subprocesses tests start."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, BlockArgument
 from xrelay.dialects.dtypes import tensor_type
+
+
+os.environ["XRELAY_CACHE_DIR"] = "off"
 
 
 def make_args(*specs: tuple[tuple[int, ...], str]) -> list[BlockArgument]:

@@ -2,14 +2,17 @@
 
     xrelay inspect FILE   parse and verify a model (textual IR .mlir, or .onnx), print its
                           functions' signatures and an op histogram
-    xrelay run MODEL.onnx [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...]
-                          [--dim NAME=VALUE ...] [--output OUT.npz] [--time-passes]
-                          compile and run a model (random inputs of the declared shapes
-                          when none are given), print each output's name, shape, dtype and
-                          a short summary. A model with dynamic dimensions compiles as
-                          such; `--shape` pins an input's shape at import instead, and
-                          `--dim` sets a dynamic dimension's size for random inputs
-                          (default 1).
+    xrelay compile MODEL.onnx -o OUT.xrl [--shape NAME=1x3x224x224 ...] [--target-cpu CPU]
+                          compile a model and save it as an artifact (lowering/artifact.py)
+    xrelay run MODEL.onnx|OUT.xrl [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...]
+                          [--dim NAME=VALUE ...] [--output OUT.npz] [--repeat N] [--time-passes]
+                          compile (or load) and run a model (random inputs of the declared
+                          shapes when none are given), print each output's name, shape,
+                          dtype and a short summary; with --repeat, the first run's time
+                          and the median of N more. A model with dynamic dimensions
+                          compiles as such; `--shape` pins an input's shape at import
+                          instead, and `--dim` sets a dynamic dimension's size for random
+                          inputs (default 1). Compiled models are cached (XRELAY_CACHE_DIR).
 
 Every failure is one line `xrelay: error: ...` on stderr and exit code 1.
 """
@@ -21,6 +24,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -121,20 +125,61 @@ def _concrete(shape: tuple, dims: dict[str, int], name: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def cmd_run(args: argparse.Namespace) -> None:
-    import time
-
+def cmd_compile(args: argparse.Namespace) -> None:
     from xrelay import from_onnx
     from xrelay.lowering import build
     from xrelay.lowering.dynamic import DynamicLibrary
-    from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
     path = Path(args.model)
-    start = time.perf_counter()
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise Error(f"cannot write {out}: folder '{out.parent}' does not exist")
     module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
-    imported = time.perf_counter() - start
+    lib = build(module, params, target_cpu=args.target_cpu, cache=False)
+    if isinstance(lib, DynamicLibrary):
+        raise Error(
+            f"{path.name} has dynamic dimensions or shape-deciding inputs; an artifact holds "
+            "one static build: pin the inputs with --shape NAME=DIMS"
+        )
+    lib.meta["output_names"] = _output_names(path, len(lib.signature.results))
+    lib.meta["source"] = path.name
+    lib.save(out)
+    seconds = sum(lib.times.values())
+    print(f"{path.name}: compiled in {seconds:.2f} s for {lib.target['cpu']} -> {out}")
+
+
+def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, dict, list[str]]:
+    """(library, signature, params, output names) of an artifact or an ONNX model."""
+    from xrelay import from_onnx, load
+    from xrelay.lowering import build
+    from xrelay.signature import FunctionSignature, main_function
+
+    if path.suffix == ".xrl":
+        if args.shape:
+            raise Error("--shape applies to models, not to a compiled artifact")
+        lib = load(path)
+        names = lib.meta.get("output_names") or []
+        n = len(lib.signature.results)
+        names = names if len(names) == n else [f"output_{i}" for i in range(n)]
+        return lib, lib.signature, lib.params, names
+    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
     lib = build(module, params)
     sig = FunctionSignature.of(main_function(module))
+    return lib, sig, params, None
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    import time
+
+    from xrelay.lowering.dynamic import DynamicLibrary
+    from xrelay.signature import bind_dims, check_inputs
+
+    path = Path(args.model)
+    if args.repeat < 1:
+        raise Error(f"--repeat takes a positive count, got {args.repeat}")
+    start = time.perf_counter()
+    lib, sig, params, names = _load_model(args, path)
+    loaded = time.perf_counter() - start
     inputs = _read_inputs(args.input)
     dims = _parse_dims(args.dim)
     rng = np.random.default_rng(0)
@@ -144,15 +189,28 @@ def cmd_run(args: argparse.Namespace) -> None:
             inputs[arg.name] = _random_input(shape, arg.dtype, rng)
     if isinstance(lib, DynamicLibrary):  # compile for these shapes now, not in the timed run
         arrays = check_inputs(sig, (), inputs, params)
-        lib = lib.specialization(bind_dims(sig, arrays))
+        values = {i: arrays[i] for i in lib.value_inputs}
+        lib = lib.specialization(bind_dims(sig, arrays), values)
     compiled = time.perf_counter() - start
     start = time.perf_counter()
     outputs = lib.run(**inputs)
     ran = time.perf_counter() - start
-    names = _output_names(path, len(outputs))
-    print(
-        f"{path.name}: imported in {imported:.2f} s, compiled in {compiled:.2f} s, ran in {ran * 1000:.1f} ms"
-    )
+    names = names or _output_names(path, len(outputs))
+    how = "loaded" if path.suffix == ".xrl" else "compiled"
+    if "cache" in lib.times:
+        how = "loaded from the cache"
+    took = loaded if path.suffix == ".xrl" else compiled
+    print(f"{path.name}: {how} in {took:.2f} s, ran in {ran * 1000:.1f} ms")
+    if args.repeat > 1:
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            lib.run(**inputs)
+            times.append(time.perf_counter() - start)
+        print(
+            f"first run {ran * 1000:.2f} ms, steady state {np.median(times) * 1000:.2f} ms "
+            f"(median of {args.repeat})"
+        )
     if args.time_passes:
         for stage, seconds in lib.times.items():
             print(f"  {stage:16s} {seconds:8.3f} s")
@@ -181,7 +239,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     inspect = sub.add_parser("inspect", help="parse, verify and summarize a model")
     inspect.add_argument("file")
     inspect.set_defaults(run=cmd_inspect)
-    run = sub.add_parser("run", help="compile and run an ONNX model")
+    comp = sub.add_parser("compile", help="compile an ONNX model into an artifact (.xrl)")
+    comp.add_argument("model")
+    comp.add_argument("-o", "--output", required=True, metavar="OUT.xrl")
+    comp.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224")
+    comp.add_argument(
+        "--target-cpu",
+        default=None,
+        metavar="CPU",
+        help="host (default) or a portable level: x86-64-v2, x86-64-v3, x86-64-v4",
+    )
+    comp.set_defaults(run=cmd_compile)
+    run = sub.add_parser("run", help="compile (or load an artifact) and run a model")
     run.add_argument("model")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     run.add_argument(
@@ -199,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the size of a dynamic dimension for random inputs (default 1)",
     )
     run.add_argument("--output", metavar="OUT.npz")
+    run.add_argument("--repeat", type=int, default=1, metavar="N", help="time N more runs")
     run.add_argument("--time-passes", action="store_true", help="print the time of each stage")
     run.set_defaults(run=cmd_run)
     args = parser.parse_args(argv)

@@ -1,0 +1,312 @@
+"""Compiled models as files: `lib.save(path)`, `xrelay.load(path)`, and pickling.
+
+An artifact (`.xrl`) is one file:
+
+    magic "XRELAYAR" | u64 header length | sha256 of the header | header (JSON)
+    | object code | parameters, each at a 64-byte boundary
+
+The header holds the format and ABI versions, the xrelay, LLVM and llvmlite versions, the
+target (triple, CPU name, the CPU features the code needs), the build options and the
+model's hash, the signature (names, dtypes, shapes with their symbols, ranges), and for
+the object code (sha256) and every parameter (name, dtype, shape, offset, size, crc32) where
+it lies. The parameters are the arrays the native code reads (prepacked weights and
+hoisted constants included).
+
+Loading runs no compiler stage: the object code goes to the JIT linker (`Library` with
+`object_code`), the parameters are memory-mapped from the file. A truncated or tampered
+file, an artifact of another format or ABI, or one whose code needs CPU features this
+machine lacks is an `xrelay.Error` saying which.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import struct
+import tempfile
+import zlib
+from importlib import metadata
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import llvmlite
+import llvmlite.binding as llvm
+import numpy as np
+from xrelay.dialects.dims import dim_str, parse_dim
+from xrelay.errors import Error
+from xrelay.lowering.jit import Library, missing_features
+from xrelay.signature import Argument, FunctionSignature
+
+MAGIC = b"XRELAYAR"
+FORMAT = 1
+# the native calling convention and runtime symbols the code expects (lowering/jit.py);
+# bump it when they change
+ABI = 1
+ALIGN = 64
+_PREFIX = struct.Struct("<8sQ32s")
+
+
+def xrelay_version() -> str:
+    try:
+        return metadata.version("xrelay")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def versions() -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "abi": ABI,
+        "xrelay": xrelay_version(),
+        "llvm": ".".join(map(str, llvm.llvm_version_info)),
+        "llvmlite": llvmlite.__version__,
+    }
+
+
+# --- signature <-> JSON -------------------------------------------------------------------
+
+
+def _dtype_name(dtype: np.dtype | None) -> str | None:
+    return None if dtype is None else np.dtype(dtype).name
+
+
+def _dtype(name: str | None) -> np.dtype | None:
+    if name is None:
+        return None
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import ml_dtypes  # the narrow float types (bfloat16, float8_*)
+
+        return np.dtype(getattr(ml_dtypes, name))
+
+
+def _shape(shape: tuple[Any, ...]) -> list[Any]:
+    return [d if isinstance(d, int) else dim_str(d) for d in shape]
+
+
+def _unshape(shape: list[Any]) -> tuple[Any, ...]:
+    return tuple(d if isinstance(d, int) else parse_dim(d) for d in shape)
+
+
+def signature_json(sig: FunctionSignature) -> dict[str, Any]:
+    return {
+        "args": [
+            {
+                "name": a.name,
+                "shape": _shape(a.shape),
+                "dtype": _dtype_name(a.dtype),
+                "is_param": a.is_param,
+                "storage": _dtype_name(a.storage),
+            }
+            for a in sig.args
+        ],
+        "results": [{"shape": _shape(s), "dtype": _dtype_name(d)} for s, d in sig.results],
+        "result_dtypes": [_dtype_name(d) for d in sig.result_dtypes],
+        "dim_ranges": [list(r) for r in sig.dim_ranges],
+    }
+
+
+def signature_from_json(data: dict[str, Any]) -> FunctionSignature:
+    return FunctionSignature(
+        tuple(
+            Argument(
+                a["name"], _unshape(a["shape"]), _dtype(a["dtype"]), a["is_param"],
+                _dtype(a["storage"]),
+            )
+            for a in data["args"]
+        ),
+        tuple((_unshape(r["shape"]), _dtype(r["dtype"])) for r in data["results"]),
+        tuple(_dtype(d) for d in data["result_dtypes"]),
+        tuple((n, lo, hi) for n, lo, hi in data["dim_ranges"]),
+    )  # fmt: skip
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def _bytes(array: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array (any dtype, 0-d and empty included)."""
+    return memoryview(array.reshape(-1).view(np.uint8))
+
+
+def _pad(offset: int) -> int:
+    return -offset % ALIGN
+
+
+def write(lib: Library, out: BinaryIO) -> None:
+    if lib.externals:
+        raise Error(
+            "this library calls kernels compiled by another target's codegen "
+            f"({', '.join(sorted(lib.externals))}), which an artifact cannot hold"
+        )
+    arrays = [(name, np.ascontiguousarray(a)) for name, a in lib.params.items()]
+    layout, offset = [], _pad(len(lib.object_code)) + len(lib.object_code)
+    for name, array in arrays:
+        offset += _pad(offset)
+        layout.append(
+            {
+                "name": name,
+                "dtype": _dtype_name(array.dtype),
+                "shape": list(array.shape),
+                "offset": offset,
+                "nbytes": array.nbytes,
+                "crc32": zlib.crc32(_bytes(array)),
+            }
+        )
+        offset += array.nbytes
+    header = {
+        **versions(),
+        "meta": lib.meta,
+        "target": lib.target,
+        "signature": signature_json(lib.signature),
+        "object": {
+            "size": len(lib.object_code),
+            "sha256": hashlib.sha256(lib.object_code).hexdigest(),
+        },
+        "params": layout,
+    }
+    text = json.dumps(header, sort_keys=True).encode()
+    out.write(_PREFIX.pack(MAGIC, len(text), hashlib.sha256(text).digest()))
+    out.write(text)
+    base = _PREFIX.size + len(text)
+    out.write(b"\0" * _pad(base))  # sections are relative to the 64-aligned data start
+    out.write(lib.object_code)
+    position = len(lib.object_code)
+    for (_, array), entry in zip(arrays, layout):
+        out.write(b"\0" * (entry["offset"] - position))
+        out.write(_bytes(array))
+        position = entry["offset"] + entry["nbytes"]
+
+
+def save(lib: Library, path: str | os.PathLike) -> None:
+    """Write `lib` to `path` atomically (a reader never sees a partial file)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise Error(f"cannot save to '{path}': folder '{path.parent}' does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            write(lib, out)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(lib: Library) -> bytes:
+    buffer = io.BytesIO()
+    write(lib, buffer)
+    return buffer.getvalue()
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _header(data: memoryview | bytes, where: str) -> tuple[dict[str, Any], int]:
+    if len(data) < _PREFIX.size:
+        raise Error(f"{where}: not an xrelay artifact (too short)")
+    magic, length, digest = _PREFIX.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise Error(f"{where}: not an xrelay artifact")
+    text = bytes(data[_PREFIX.size : _PREFIX.size + length])
+    if len(text) != length or hashlib.sha256(text).digest() != digest:
+        raise Error(f"{where}: the artifact's header is truncated or corrupt")
+    header = json.loads(text)
+    base = _PREFIX.size + length
+    return header, base + _pad(base)
+
+
+def _check_compatible(header: dict[str, Any], where: str) -> None:
+    if header.get("format") != FORMAT or header.get("abi") != ABI:
+        raise Error(
+            f"{where}: made by xrelay {header.get('xrelay')} (artifact format "
+            f"{header.get('format')}, ABI {header.get('abi')}); this xrelay "
+            f"{xrelay_version()} reads format {FORMAT}, ABI {ABI}: compile it again"
+        )
+    target = header["target"]
+    if target["triple"] != llvm.get_process_triple():
+        raise Error(
+            f"{where}: compiled for {target['triple']}, this machine is "
+            f"{llvm.get_process_triple()}"
+        )
+    missing = missing_features(target)
+    if missing:
+        raise Error(
+            f"{where}: compiled for CPU '{target['cpu']}', which needs features this CPU "
+            f"lacks: {', '.join(missing)}"
+        )
+
+
+def _library(header: dict[str, Any], data: Any, start: int, size: int, where: str, mapped: Any):
+    """The Library of an artifact whose bytes are `data` (a buffer), its sections from
+    `start`; `mapped(entry)` gives a parameter's array."""
+    _check_compatible(header, where)
+    obj = header["object"]
+    end = start + obj["size"]
+    for entry in header["params"]:
+        end = max(end, start + entry["offset"] + entry["nbytes"])
+    if size < end:
+        raise Error(f"{where}: the artifact is truncated ({size} bytes, {end} expected)")
+    code = bytes(data[start : start + obj["size"]])
+    if hashlib.sha256(code).hexdigest() != obj["sha256"]:
+        raise Error(f"{where}: the artifact's object code is corrupt (checksum mismatch)")
+    params = {}
+    for entry in header["params"]:
+        array = mapped(entry)
+        if zlib.crc32(_bytes(array)) != entry["crc32"]:
+            raise Error(f"{where}: parameter '{entry['name']}' is corrupt (checksum mismatch)")
+        params[entry["name"]] = array
+    return Library(
+        None,
+        signature_from_json(header["signature"]),
+        params,
+        {},
+        target=header["target"],
+        object_code=code,
+        meta=header["meta"],
+    )
+
+
+def load(path: str | os.PathLike) -> Library:
+    """The Library saved at `path`; parameters are memory-mapped (read-only)."""
+    path = Path(path)
+    where = f"'{path}'"
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(_PREFIX.size)
+            if len(head) == _PREFIX.size:
+                (_, length, _) = _PREFIX.unpack(head)
+                length = min(length, size)
+                head += f.read(length)
+    except OSError as e:
+        raise Error(f"cannot read {where}: {e.strerror or e}") from None
+    header, start = _header(head, where)
+    if size <= start:
+        raise Error(f"{where}: the artifact is truncated (no sections)")
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+
+    def mapped(entry: dict[str, Any]) -> np.ndarray:
+        offset = start + entry["offset"]
+        raw = data[offset : offset + entry["nbytes"]]
+        return raw.view(_dtype(entry["dtype"])).reshape(entry["shape"])
+
+    return _library(header, data, start, size, where, mapped)
+
+
+def loads(blob: bytes) -> Library:
+    """The Library of an artifact held in memory (what pickling gives)."""
+    where = "artifact bytes"
+    header, start = _header(blob, where)
+    view = memoryview(blob)
+
+    def mapped(entry: dict[str, Any]) -> np.ndarray:
+        offset = start + entry["offset"]
+        raw = np.frombuffer(view[offset : offset + entry["nbytes"]], dtype=np.uint8)
+        return raw.view(_dtype(entry["dtype"])).reshape(entry["shape"])
+
+    return _library(header, blob, start, len(blob), where, mapped)

@@ -1,0 +1,228 @@
+"""Artifacts (`lib.save`, `xrelay.load`, pickling) and the compile cache: the same outputs
+without compiling, and every broken or foreign artifact refused with an `xrelay.Error`."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xrelay
+from xrelay.lowering import artifact
+from xrelay.lowering import cache as compile_cache
+
+EXAMPLE = Path(xrelay.__file__).parent / "examples" / "cnn.onnx"
+rng = np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    module, params = xrelay.from_onnx(str(EXAMPLE))
+    lib = xrelay.build(module, params, cache=False)
+    inputs = {a.name: rng.standard_normal(a.shape).astype(a.dtype) for a in lib.signature.inputs}
+    return lib, inputs, lib.run(**inputs)
+
+
+def same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_save_then_load_runs_the_same_code(compiled, tmp_path):
+    lib, inputs, want = compiled
+    path = tmp_path / "cnn.xrl"
+    lib.save(path)
+    loaded = xrelay.load(path)
+    same(loaded.run(**inputs), want)
+    assert loaded.signature == lib.signature
+    assert loaded.target == lib.target
+    assert all(isinstance(a, np.memmap) or a.base is not None for a in loaded.params.values())
+    assert "llvm" not in loaded.times  # no compiler stage ran
+
+
+def test_pickled_library_runs_in_a_process_that_never_compiles(compiled, tmp_path):
+    lib, inputs, want = compiled
+    (tmp_path / "lib.pkl").write_bytes(pickle.dumps(lib))
+    np.savez(tmp_path / "in.npz", **inputs)
+    script = textwrap.dedent(
+        f"""
+        import pickle, numpy as np
+        import xrelay.lowering.jit as jit, xrelay.lowering.build as build
+        def refuse(*a, **k):
+            raise AssertionError("compiled")
+        jit.llvm_module = build.llvm_module = build.lower = refuse
+        lib = pickle.loads(open({str(tmp_path / "lib.pkl")!r}, "rb").read())
+        inputs = dict(np.load({str(tmp_path / "in.npz")!r}))
+        np.savez({str(tmp_path / "out.npz")!r}, *lib.run(**inputs))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out = np.load(tmp_path / "out.npz")
+    same([out[f"arr_{i}"] for i in range(len(want))], want)
+
+
+def test_portable_target_runs_here_and_records_its_features(compiled):
+    _, inputs, want = compiled
+    module, params = xrelay.from_onnx(str(EXAMPLE))
+    portable = xrelay.build(module, params, target_cpu="x86-64-v2", cache=False)
+    assert portable.target["cpu"] == "x86-64-v2"
+    assert "sse4.2" in portable.target["features"]
+    np.testing.assert_allclose(portable.run(**inputs)[0], want[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(xrelay.Error, match="target_cpu 'pentium' is not supported"):
+        xrelay.build(module, params, target_cpu="pentium", cache=False)
+
+
+def _rewrite_header(path: Path, edit) -> None:
+    """Edit an artifact's header and re-sign it (so that what is refused is the content,
+    not the checksum)."""
+    data = path.read_bytes()
+    magic, length, _ = artifact._PREFIX.unpack_from(data, 0)
+    header = json.loads(data[artifact._PREFIX.size : artifact._PREFIX.size + length])
+    edit(header)
+    text = json.dumps(header, sort_keys=True).encode()
+    assert len(text) <= length  # keep the sections where they are: pad the JSON
+    text += b" " * (length - len(text))
+    import hashlib
+
+    prefix = struct.pack("<8sQ32s", magic, length, hashlib.sha256(text).digest())
+    path.write_bytes(prefix + text + data[artifact._PREFIX.size + length :])
+
+
+def test_broken_and_foreign_artifacts_are_refused(compiled, tmp_path):
+    lib, _, _ = compiled
+    good = tmp_path / "good.xrl"
+    lib.save(good)
+    data = good.read_bytes()
+    _, length, _ = artifact._PREFIX.unpack_from(data, 0)
+    start = artifact._PREFIX.size + length
+    start += -start % artifact.ALIGN
+
+    cases = {
+        "empty": (b"", "not an xrelay artifact"),
+        "other file": (b"PK\x03\x04" + data[4:], "not an xrelay artifact"),
+        "truncated header": (data[:60], "header is truncated or corrupt"),
+        "truncated sections": (data[: len(data) - 100], "truncated"),
+        "tampered header": (data[:70] + b"X" + data[71:], "header is truncated or corrupt"),
+        "tampered code": (
+            data[: start + 10] + bytes([data[start + 10] ^ 1]) + data[start + 11 :],
+            "object code is corrupt",
+        ),
+        "tampered parameter": (data[:-5] + bytes([data[-5] ^ 1]) + data[-4:], "is corrupt"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / f"{name}.xrl"
+        path.write_bytes(content)
+        with pytest.raises(xrelay.Error, match=message):
+            xrelay.load(path)
+        with pytest.raises(xrelay.Error, match=message):
+            artifact.loads(content)
+
+    old = tmp_path / "old.xrl"
+    old.write_bytes(data)
+    _rewrite_header(old, lambda h: h.update(abi=artifact.ABI + 1, xrelay="0.0.1"))
+    with pytest.raises(xrelay.Error, match=r"made by xrelay 0\.0\.1 .*compile it again"):
+        xrelay.load(old)
+
+    other = tmp_path / "other-cpu.xrl"
+    other.write_bytes(data)
+    _rewrite_header(
+        other, lambda h: h["target"].update(cpu="future", features=["avx10.9", "sse2"])
+    )
+    with pytest.raises(xrelay.Error, match="CPU 'future', which needs .*avx10.9"):
+        xrelay.load(other)
+
+    with pytest.raises(xrelay.Error, match="does not exist"):
+        lib.save(tmp_path / "missing" / "x.xrl")
+
+
+def test_a_dynamic_library_pickles_with_its_specializations(tmp_path):
+    """Batch-dynamic IR: the pickled library keeps the batch it compiled (loaded, not
+    compiled again) and still compiles new ones; `save` explains why it cannot."""
+    text = """
+    func.func @main(%x: tensor<?x4xf32, #relay.dims<"n">>) -> tensor<?x4xf32, #relay.dims<"n">> {
+      %0 = relay.exp %x : (tensor<?x4xf32, #relay.dims<"n">>) -> tensor<?x4xf32, #relay.dims<"n">>
+      func.return %0 : tensor<?x4xf32, #relay.dims<"n">>
+    }
+    """
+    lib = xrelay.build(xrelay.parse_module(text), {}, cache=False)
+    x2 = rng.standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(lib.run(x=x2)[0], np.exp(x2), rtol=1e-6)
+    again = pickle.loads(pickle.dumps(lib))
+    np.testing.assert_allclose(again.run(x=x2)[0], np.exp(x2), rtol=1e-6)
+    assert again.compiles == 0  # loaded from the pickle
+    x5 = rng.standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(again.run(x=x5)[0], np.exp(x5), rtol=1e-6)
+    assert again.compiles == 1
+    with pytest.raises(xrelay.Error, match="one static build"):
+        lib.save(tmp_path / "dyn.xrl")
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(folder))
+    return folder
+
+
+def test_cache_hit_miss_and_corrupt_entry(cache_dir, compiled):
+    _, inputs, want = compiled
+    module, params = xrelay.from_onnx(str(EXAMPLE))
+    first = xrelay.build(module, params)
+    assert "llvm" in first.times and "cache" not in first.times
+    (entry,) = cache_dir.glob("*.xrl")
+    second = xrelay.build(module, params)
+    assert "cache" in second.times and "llvm" not in second.times
+    same(second.run(**inputs), want)
+    # other parameters, other options: a miss
+    other = {k: v * 2 for k, v in params.items()}
+    assert "cache" not in xrelay.build(module, other).times
+    assert "cache" not in xrelay.build(module, params, kernels=False).times
+    assert "cache" not in xrelay.build(module, params, cache=False).times
+    # a corrupt entry is removed and rebuilt, never loaded
+    entry.write_bytes(entry.read_bytes()[:-7])
+    third = xrelay.build(module, params)
+    assert "cache" not in third.times
+    same(third.run(**inputs), want)
+    assert "cache" in xrelay.build(module, params).times
+
+
+def test_cache_off_and_eviction(tmp_path, monkeypatch, compiled):
+    monkeypatch.setenv("XRELAY_CACHE_DIR", "off")
+    assert compile_cache.cache_dir() is None
+    folder = tmp_path / "small"
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(folder))
+    monkeypatch.setenv("XRELAY_CACHE_MAX_MB", "0.15")  # about one entry of this model
+    module, params = xrelay.from_onnx(str(EXAMPLE))
+    for scale in (1.0, 2.0, 3.0):
+        xrelay.build(module, {k: v * scale for k, v in params.items()})
+    assert len(list(folder.glob("*.xrl"))) == 1
+
+
+def test_concurrent_writers_leave_a_loadable_entry(cache_dir):
+    script = textwrap.dedent(
+        f"""
+        import xrelay
+        m, p = xrelay.from_onnx({str(EXAMPLE)!r})
+        xrelay.build(m, p)
+        """
+    )
+    env = {**os.environ, "XRELAY_CACHE_DIR": str(cache_dir)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    entries = list(cache_dir.glob("*.xrl"))
+    assert len(entries) == 1 and not list(cache_dir.glob(".*"))
+    xrelay.load(entries[0])
