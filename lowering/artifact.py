@@ -167,6 +167,7 @@ def write(lib: Library, out: BinaryIO) -> None:
             "sha256": hashlib.sha256(lib.object_code).hexdigest(),
         },
         "params": layout,
+        "unused_params": sorted(lib.unused_params),
     }
     text = json.dumps(header, sort_keys=True).encode()
     out.write(_PREFIX.pack(MAGIC, len(text), hashlib.sha256(text).digest()))
@@ -268,6 +269,7 @@ def _library(header: dict[str, Any], data: Any, start: int, size: int, where: st
         target=header["target"],
         object_code=code,
         meta=header["meta"],
+        unused_params=header["unused_params"],
     )
 
 

@@ -76,11 +76,29 @@ def build(
     times["llvm-ir"] = time.perf_counter() - start
     meta = {"model_hash": entry or "", "options": {"kernels": kernels}}
     lib = Library(
-        native, signature, ctx.params, times, ctx.externals, target=target, meta=meta
+        native,
+        signature,
+        ctx.params,
+        times,
+        ctx.externals,
+        target=target,
+        meta=meta,
+        unused_params=_unused_params(work, signature),
     )
     if entry is not None:
         compile_cache.put(entry, lib)
     return lib
+
+
+def _unused_params(module: ModuleOp, signature: FunctionSignature) -> list[str]:
+    """Parameters the lowered main never reads (weights whose prepacked copies it reads)."""
+    for op in module.ops:
+        if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main" and op.body.blocks:
+            args = op.body.block.args
+            return [
+                a.name for a, arg in zip(signature.args, args) if a.is_param and not arg.uses
+            ]
+    return []
 
 
 def _check_arity(module: ModuleOp, signature: FunctionSignature) -> None:

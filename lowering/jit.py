@@ -14,7 +14,7 @@ import ctypes.util
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -177,16 +177,29 @@ class Library:
         target: dict[str, Any] | None = None,
         object_code: bytes | None = None,
         meta: dict[str, Any] | None = None,
+        unused_params: Sequence[str] = (),
     ) -> None:
         """`module`: what `llvm_module` returns (consumed: it is optimized in place and
         compiled to object code for `target`, the host by default); or None and the
-        `object_code` of an earlier compile (an artifact's)."""
+        `object_code` of an earlier compile (an artifact's). `unused_params`: parameters
+        the code never reads (weights replaced by their prepacked copies): they are not
+        kept, and native code gets a null pointer for them."""
         self.signature = signature
         self._lock = threading.Lock()
         # external kernels (partitioned functions compiled by a target's codegen) must stay
         # alive as long as the compiled code can call them
         self.externals = dict(externals or {})
-        self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
+        self.unused_params = frozenset(unused_params)
+        self.params = {
+            k: np.asarray(v, order="C") for k, v in params.items() if k not in self.unused_params
+        }
+        self._read = [a.name not in self.unused_params for a in signature.args]
+        self._call_signature = FunctionSignature(
+            tuple(a for a, read in zip(signature.args, self._read) if read),
+            signature.results,
+            signature.result_dtypes,
+            signature.dim_ranges,
+        )
         self.times = dict(times or {})
         self.target = target or resolve_target(None)
         self.meta = dict(meta or {})
@@ -239,9 +252,16 @@ class Library:
                 f"this machine lacks ({', '.join(missing_features(self.target)) or 'another triple'}): "
                 "save it and run it where they exist"
             )
-        arrays = check_inputs(self.signature, args, inputs, self.params)
+        folded = sorted(self.unused_params & set(inputs))
+        if folded:
+            raise Error(
+                f"parameter '{folded[0]}' was replaced by its prepacked copy when the model "
+                "was compiled: build again with the new value"
+            )
+        arrays = iter(check_inputs(self._call_signature, args, inputs, self.params))
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
-        pointers = [a.ctypes.data for a in (*arrays, *outputs)]
+        pointers = [next(arrays).ctypes.data if read else None for read in self._read]
+        pointers += [a.ctypes.data for a in outputs]
         with self._lock:  # temporaries live in one static arena (plan-buffers)
             self._main(*pointers)
         return self.signature.outputs(outputs)

@@ -48,6 +48,21 @@ def test_save_then_load_runs_the_same_code(compiled, tmp_path):
     assert "llvm" not in loaded.times  # no compiler stage ran
 
 
+def test_weights_read_only_as_prepacked_copies_are_not_kept(compiled, tmp_path):
+    """The convolutions read their prepacked weights: the originals are neither held nor
+    saved, and passing one at run time is an error rather than silently ignored."""
+    lib, inputs, want = compiled
+    assert lib.unused_params and not lib.unused_params & set(lib.params)
+    lib.save(tmp_path / "cnn.xrl")
+    loaded = xrelay.load(tmp_path / "cnn.xrl")
+    assert loaded.unused_params == lib.unused_params
+    name = sorted(lib.unused_params)[0]
+    weight = next(a for a in lib.signature.args if a.name == name)
+    with pytest.raises(xrelay.Error, match=f"'{name}' was replaced by its prepacked copy"):
+        loaded.run(**inputs, **{name: np.zeros(weight.shape, weight.dtype)})
+    same(loaded.run(**inputs), want)
+
+
 def test_pickled_library_runs_in_a_process_that_never_compiles(compiled, tmp_path):
     lib, inputs, want = compiled
     (tmp_path / "lib.pkl").write_bytes(pickle.dumps(lib))
