@@ -121,8 +121,10 @@ def missing_features(target: dict[str, Any]) -> list[str]:
 
 def target_machine(target: dict[str, Any] | None = None) -> llvm.TargetMachine:
     target = target or resolve_target(None)
+    # position-independent: the same object code is JIT-linked and linked into shared
+    # libraries (export_library)
     return llvm.Target.from_triple(target["triple"]).create_target_machine(
-        cpu=target["cpu"], features=target["llvm_features"], opt=3
+        cpu=target["cpu"], features=target["llvm_features"], opt=3, reloc="pic"
     )
 
 
@@ -273,6 +275,13 @@ class Library:
         from xrelay.lowering.artifact import save
 
         save(self, path)
+
+    def export_library(self, path: str | os.PathLike, name: str | None = None) -> Any:
+        """A shared library callable from C, and its header (lowering/export.py); returns
+        the header's path."""
+        from xrelay.lowering.export import export_library
+
+        return export_library(self, path, name)
 
     def __reduce__(self) -> tuple[Any, ...]:
         from xrelay.lowering.artifact import dumps, loads
