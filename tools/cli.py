@@ -4,6 +4,10 @@
                           functions' signatures and an op histogram
     xrelay compile MODEL.onnx -o OUT.xrl [--shape NAME=1x3x224x224 ...] [--target-cpu CPU]
                           compile a model and save it as an artifact (lowering/artifact.py)
+    xrelay bisect MODEL.onnx [--input NAME=FILE.npy ...] [--shape ...] [--rtol R] [--atol A]
+                          compile with every intermediate value exposed, compare each with
+                          the reference executor, name the first op that diverges (exit 1)
+                          or say none does (exit 0)
     xrelay run MODEL.onnx|OUT.xrl [--input NAME=FILE.npy ...] [--shape NAME=1x3x224x224 ...]
                           [--dim NAME=VALUE ...] [--output OUT.npz] [--repeat N] [--time-passes]
                           compile (or load) and run a model (random inputs of the declared
@@ -223,6 +227,27 @@ def cmd_run(args: argparse.Namespace) -> None:
         np.savez(args.output, **dict(zip(names, outputs)))
 
 
+def cmd_bisect(args: argparse.Namespace) -> None:
+    from xrelay import from_onnx
+    from xrelay.signature import FunctionSignature, main_function
+    from xrelay.tools.bisect import bisect
+
+    path = Path(args.model)
+    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    sig = FunctionSignature.of(main_function(module))
+    inputs = _read_inputs(args.input)
+    rng = np.random.default_rng(0)
+    for arg in sig.inputs:
+        if arg.name not in inputs:
+            inputs[arg.name] = _random_input(_concrete(arg.shape, {}, arg.name), arg.dtype, rng)
+    report = bisect(module, params, inputs, args.rtol, args.atol)
+    if report.first is None:
+        print(f"{path.name}: no op diverges ({report.checked} values compared)")
+        return
+    print(f"{path.name}: {report.first}")
+    sys.exit(1)
+
+
 def _output_names(path: Path, n: int) -> list[str]:
     import onnx
 
@@ -250,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="host (default) or a portable level: x86-64-v2, x86-64-v3, x86-64-v4",
     )
     comp.set_defaults(run=cmd_compile)
+    bis = sub.add_parser("bisect", help="name the first op whose compiled value diverges")
+    bis.add_argument("model")
+    bis.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    bis.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224")
+    bis.add_argument("--rtol", type=float, default=1e-3)
+    bis.add_argument("--atol", type=float, default=1e-4, help="relative to the value's scale")
+    bis.set_defaults(run=cmd_bisect)
     run = sub.add_parser("run", help="compile (or load an artifact) and run a model")
     run.add_argument("model")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
