@@ -87,7 +87,7 @@ def test_light_cnn_dynamic_batch(name):
 BERT_SHAPES = [(b, s) for b in (1, 2) for s in (1, 7, 16)]
 
 
-def export_bert(path, dynamo: bool) -> onnx.ModelProto:
+def export_bert(path, dynamo: bool, hidden: int = 64, layers: int = 2) -> onnx.ModelProto:
     """A 2-layer BERT (hidden 64, 4 heads, random weights), inputs `input_ids` and
     `attention_mask` of dynamic [batch, seq]."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -97,10 +97,10 @@ def export_bert(path, dynamo: bool) -> onnx.ModelProto:
         pytest.importorskip("onnxscript")
     torch.manual_seed(0)
     config = transformers.BertConfig(
-        hidden_size=64,
-        num_hidden_layers=2,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
         num_attention_heads=4,
-        intermediate_size=128,
+        intermediate_size=2 * hidden if hidden == 64 else 4 * hidden,
         vocab_size=100,
         max_position_embeddings=512,
     )
@@ -162,7 +162,23 @@ def test_small_bert_dynamic_batch_and_sequence(tmp_path, dynamo):
         lib.run(**bert_inputs(1, 513))
 
 
+@pytest.mark.slow
+def test_bert_hidden_256_four_layers_every_batch_and_sequence(tmp_path):
+    """Issue 18's case: BertModel (hidden 256, 4 layers) exported with dynamic batch and
+    sequence axes, imported and built once, against onnxruntime for batch x sequence in
+    {1, 2, 4} x {1, 7, 128, 384}."""
+    model = export_bert(tmp_path / "bert.onnx", dynamo=True, hidden=256, layers=4)
+    module, params = xrelay.from_onnx(model)
+    lib = xrelay.build(module, params)
+    ref = session(model)
+    shapes = [(b, s) for b in (1, 2, 4) for s in (1, 7, 128, 384)]
+    for batch, seq in shapes:
+        feeds = bert_inputs(batch, seq)
+        assert_matches(lib.run(**feeds), ref.run(None, feeds), rtol=1e-3, atol=1e-4)
+    assert lib.compiles == len(shapes)
+
 # --- single converters on dynamic dimensions --------------------------------------------
+
 
 
 def model_of(nodes, inputs, inits=(), opset=17) -> onnx.ModelProto:
