@@ -10,8 +10,9 @@ two systems in turns until each has at least `--runs` runs and `--seconds` secon
 turn first runs its system untimed for `--settle` seconds: both systems' worker threads
 (onnxruntime's pool, libgomp's) spin for tens of milliseconds after a run, which would
 otherwise slow the other system's next runs (measured: 2-4x on the MLP). Reports xrelay and
-onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machine's 480
-GFLOP/s peak, compile time and peak memory, then the geometric mean of the ratios.
+onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machine's peak
+(measured at the start on 2 threads: `xrelay.tools.timing.peak_gflops`), compile time and
+peak memory, then the geometric mean of the ratios.
 
 `--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
 with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
@@ -30,7 +31,6 @@ import sys
 import time
 from pathlib import Path
 
-PEAK_GFLOPS = 480.0
 HERE = Path(__file__).resolve().parent
 
 
@@ -40,7 +40,8 @@ def measure(
     import numpy as np
     import onnxruntime as ort
     import xrelay
-    from models import DYNAMIC, build, gflop  # bench/, the script's folder, is first on sys.path
+    from models import DYNAMIC, build, gflop
+    from xrelay.tools.timing import alternate  # bench/, the script's folder, is first on sys.path
 
     model, inputs = build(name, cache)
     flops = gflop(model, inputs)
@@ -62,7 +63,6 @@ def measure(
         scale = max(float(np.nanmax(np.abs(w))), 1.0)
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
 
-    times: dict[str, list[float]] = {"xrelay": [], "onnxruntime": []}
     calls = {"xrelay": lambda: lib.run(**inputs), "onnxruntime": lambda: session.run(None, inputs)}
     dynamic_compile_s = None
     if dynamic and name in DYNAMIC:
@@ -75,21 +75,8 @@ def measure(
             scale = max(float(np.nanmax(np.abs(w))), 1.0)
             np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
         dynamic_compile_s = time.perf_counter() - start
-        times["dynamic"] = []
         calls["dynamic"] = lambda: dyn.run(**inputs)
-    for fn in calls.values():
-        fn()  # warm-up
-    while any(len(t) < runs or sum(t) < seconds for t in times.values()):
-        for system, fn in calls.items():
-            start = time.perf_counter()
-            while time.perf_counter() - start < settle:  # untimed: the other system's threads park
-                fn()
-            turn: list[float] = []
-            while len(turn) < 3 or sum(turn) < seconds / 4:
-                t0 = time.perf_counter()
-                fn()
-                turn.append(time.perf_counter() - t0)
-            times[system] += turn
+    times = alternate(calls, runs, seconds, settle)
     med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
     extra = {}
     if "dynamic" in med:
@@ -108,7 +95,6 @@ def measure(
         "ratio": med["xrelay"] / med["onnxruntime"],
         "gflop": flops,
         "xrelay_gflops": flops / (med["xrelay"] / 1e3),
-        "peak_percent": 100 * flops / (med["xrelay"] / 1e3) / PEAK_GFLOPS,
         "compile_s": compile_s,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "runs": {k: len(v) for k, v in times.items()},
@@ -132,6 +118,10 @@ def main() -> int:
         result = measure(args.one, args.runs, args.seconds, args.cache, args.settle, args.dynamic)
         print(json.dumps(result))
         return 0
+    from xrelay.tools.timing import peak_gflops
+
+    peak = peak_gflops(2)
+    print(f"measured peak: {peak:.0f} GFLOP/s on 2 threads ({peak_gflops(1):.0f} on one)")
     rows = []
     header = f"{'model':<13}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
     if args.dynamic:
@@ -166,6 +156,8 @@ def main() -> int:
             rows.append({"model": name, "error": reason})
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
+        r["peak_gflops"] = peak
+        r["peak_percent"] = 100 * r["xrelay_gflops"] / peak
         rows.append(r)
         line = (
             f"{name:<13}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"

@@ -4,6 +4,9 @@
                           functions' signatures and an op histogram
     xrelay compile MODEL.onnx -o OUT.xrl [--shape NAME=1x3x224x224 ...] [--target-cpu CPU]
                           compile a model and save it as an artifact (lowering/artifact.py)
+    xrelay bench MODEL.onnx [--compare onnxruntime] [--runs N] [--seconds S] [--shape ...]
+                          latency of the compiled model (median and min over alternating
+                          turns) beside onnxruntime's in the same run, on the same inputs
     xrelay bisect MODEL.onnx [--input NAME=FILE.npy ...] [--shape ...] [--rtol R] [--atol A]
                           compile with every intermediate value exposed, compare each with
                           the reference executor, name the first op that diverges (exit 1)
@@ -227,6 +230,50 @@ def cmd_run(args: argparse.Namespace) -> None:
         np.savez(args.output, **dict(zip(names, outputs)))
 
 
+def cmd_bench(args: argparse.Namespace) -> None:
+    import onnx
+    from xrelay import from_onnx
+    from xrelay.lowering import build
+    from xrelay.lowering.dynamic import DynamicLibrary
+    from xrelay.signature import FunctionSignature, main_function
+    from xrelay.tools.timing import alternate
+
+    path = Path(args.model)
+    if args.runs < 1 or args.seconds < 0:
+        raise Error("--runs takes a positive count and --seconds a non-negative time")
+    shapes = _parse_shapes(args.shape) or None
+    module, params = from_onnx(str(path), shape=shapes)
+    lib = build(module, params)
+    if isinstance(lib, DynamicLibrary):
+        raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
+    sig = FunctionSignature.of(main_function(module))
+    rng = np.random.default_rng(0)
+    inputs = {
+        a.name: _random_input(_concrete(a.shape, {}, a.name), a.dtype, rng) for a in sig.inputs
+    }
+    calls = {"xrelay": lambda: lib.run(**inputs)}
+    if args.compare == "onnxruntime":
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise Error("--compare onnxruntime needs the onnxruntime package") from None
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        options.log_severity_level = 3
+        model = onnx.load(str(path))
+        session = ort.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+        calls["onnxruntime"] = lambda: session.run(None, inputs)
+    times = alternate(calls, args.runs, args.seconds, settle=0.2)
+    median = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
+    print(f"{'system':<13}{'median ms':>11}{'min ms':>10}{'runs':>7}")
+    for system, values in times.items():
+        print(f"{system:<13}{median[system]:>11.3f}{min(values) * 1e3:>10.3f}{len(values):>7}")
+    if "onnxruntime" in median:
+        print(f"ratio xrelay/onnxruntime: {median['xrelay'] / median['onnxruntime']:.2f}")
+
+
 def cmd_bisect(args: argparse.Namespace) -> None:
     from xrelay import from_onnx
     from xrelay.signature import FunctionSignature, main_function
@@ -275,6 +322,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="host (default) or a portable level: x86-64-v2, x86-64-v3, x86-64-v4",
     )
     comp.set_defaults(run=cmd_compile)
+    ben = sub.add_parser("bench", help="latency, beside onnxruntime's in the same run")
+    ben.add_argument("model")
+    ben.add_argument("--compare", choices=["onnxruntime", "none"], default="onnxruntime")
+    ben.add_argument("--runs", type=int, default=10)
+    ben.add_argument("--seconds", type=float, default=2.0)
+    ben.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224")
+    ben.set_defaults(run=cmd_bench)
     bis = sub.add_parser("bisect", help="name the first op whose compiled value diverges")
     bis.add_argument("model")
     bis.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")

@@ -1,0 +1,48 @@
+"""`xrelay bench` and the timing helpers it shares with bench/run.py (what they print and
+refuse; no timing is asserted)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import xrelay
+from xrelay.tools.timing import alternate, peak_gflops
+
+EXAMPLE = Path(xrelay.__file__).parent / "examples" / "cnn.onnx"
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "xrelay.tools.cli", *argv],
+        check=False, capture_output=True, text=True,
+        env={**os.environ, "XRELAY_CACHE_DIR": "off"},
+    )  # fmt: skip
+
+
+def test_bench_prints_both_systems_and_the_ratio():
+    done = cli("bench", str(EXAMPLE), "--runs", "3", "--seconds", "0")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["system", "median", "ms", "min", "ms", "runs"]
+    assert lines[1].startswith("xrelay") and lines[2].startswith("onnxruntime")
+    assert lines[3].startswith("ratio xrelay/onnxruntime:")
+
+
+def test_bench_refuses_bad_counts():
+    done = cli("bench", str(EXAMPLE), "--runs", "0")
+    assert done.returncode == 1 and "--runs takes a positive count" in done.stderr
+
+
+def test_alternate_gives_every_system_its_runs():
+    calls = {"a": lambda: None, "b": lambda: sum(range(100))}
+    times = alternate(calls, runs=4, seconds=0.0, settle=0.0)
+    assert set(times) == {"a", "b"} and all(len(t) >= 4 for t in times.values())
+
+
+def test_peak_is_measured():
+    peak = peak_gflops(1, seconds=0.05)
+    assert math.isfinite(peak) and peak > 0
