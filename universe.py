@@ -39,6 +39,7 @@ _PASS_CLASSES: dict[str, str] = {
     "bufferize": "xrelay.lowering.bufferize:Bufferize",
     "outline-kernels": "xrelay.lowering.outline_kernels:OutlineKernels",
     "plan-buffers": "xrelay.lowering.plan_buffers:PlanBuffers",
+    "instrument-calls": "xrelay.lowering.instrument_calls:InstrumentCalls",
     "linalg-to-loops": "xdsl.transforms.convert_linalg_to_loops:ConvertLinalgToLoopsPass",
     "parallel-loops": "xrelay.lowering.parallel_loops:ParallelLoops",
     "emit-runtime": "xrelay.lowering.emit_runtime:EmitRuntime",

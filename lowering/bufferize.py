@@ -117,6 +117,7 @@ class FunctionBufferizer:
             new = linalg.MatmulOp(ins, outs, [])
         else:
             raise Error(f"bufferize: unsupported structured op '{op.name}'")
+        new.location = op.location  # the relay op it came from (kernel names, profiles)
         self.insert(new, op)
         for res, buf in zip(op.results, outs):
             self.buffers[res] = buf
@@ -132,7 +133,9 @@ class FunctionBufferizer:
             self.allocs.append(buf)
             self.buffers[result] = buf
             outs.append(buf)
-        self.insert(func.CallOp(op.callee, [*ins, *outs], []), op)
+        call = func.CallOp(op.callee, [*ins, *outs], [])
+        call.location = op.location
+        self.insert(call, op)
 
     def on_reshape(self, op: tensor.ReshapeOp) -> None:
         out = op.result.type

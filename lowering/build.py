@@ -8,13 +8,14 @@ from collections.abc import Mapping
 
 import numpy as np
 from xdsl.dialects import llvm as llvm_dialect
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xrelay.dialects.specialize import has_deferred
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering import cache as compile_cache
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
+from xrelay.lowering.instrument_calls import SITES_ATTR
 from xrelay.lowering.jit import Library, llvm_module, resolve_target
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
@@ -27,6 +28,7 @@ def build(
     kernels: bool = True,
     target_cpu: str | None = None,
     cache: bool = True,
+    profile: bool = False,
 ) -> Library | DynamicLibrary:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
@@ -40,7 +42,8 @@ def build(
     `target_cpu`: "host" (the default: every feature of this CPU) or a portable x86-64
     level ("x86-64-v3") for an artifact (`lib.save`) to run on other machines. `cache`:
     look the module up in the compile cache first and store what is compiled
-    (lowering/cache.py; `XRELAY_CACHE_DIR`)."""
+    (lowering/cache.py; `XRELAY_CACHE_DIR`). `profile`: time every call of the compiled
+    main (`instrument-calls`); `lib.profile()` reads the times."""
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     ctx = BuildContext(params=dict(params or {}))
@@ -48,10 +51,10 @@ def build(
     if missing:
         raise Error(f"build: missing parameters {missing}")
     if signature.is_dynamic or has_deferred(module):
-        options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache}
+        options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache, "profile": profile}
         return DynamicLibrary(module, signature, ctx.params, options)
     target = resolve_target(target_cpu)
-    options = {"kernels": kernels, "target": target}
+    options = {"kernels": kernels, "target": target, "profile": profile}
     entry = compile_cache.key(str(module), ctx.params, options) if cache else None
     if entry is not None:
         hit = compile_cache.get(entry)
@@ -59,7 +62,11 @@ def build(
             return hit
     given = set(ctx.params)
     work = module.clone()
-    times = lower(work, ctx=ctx, options={"select-kernels": {"enabled": kernels}})
+    times = lower(
+        work,
+        ctx=ctx,
+        options={"select-kernels": {"enabled": kernels}, "instrument-calls": {"enabled": profile}},
+    )
     # the passes append the parameters they add (hoisted constants, packed weights) to
     # @main's arguments in the order they add their arrays
     added = tuple(
@@ -74,7 +81,10 @@ def build(
     start = time.perf_counter()
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
-    meta = {"model_hash": entry or "", "options": {"kernels": kernels}}
+    meta: dict = {"model_hash": entry or "", "options": {"kernels": kernels, "profile": profile}}
+    sites = work.attributes.get(SITES_ATTR)
+    if isinstance(sites, ArrayAttr):
+        meta["profile_sites"] = [s.data for s in sites.data]
     lib = Library(
         native,
         signature,
@@ -95,9 +105,7 @@ def _unused_params(module: ModuleOp, signature: FunctionSignature) -> list[str]:
     for op in module.ops:
         if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main" and op.body.blocks:
             args = op.body.block.args
-            return [
-                a.name for a, arg in zip(signature.args, args) if a.is_param and not arg.uses
-            ]
+            return [a.name for a, arg in zip(signature.args, args) if a.is_param and not arg.uses]
     return []
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
+from xrelay.lowering.instrument_calls import SITES_ATTR, profiler_ir
 from xrelay.lowering.jit import RUNTIME_ATTR, threads_available
 from xrelay.lowering.kernels.wrappers import kernels_ir
 
@@ -33,5 +34,8 @@ class EmitRuntime(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         threads = threads_available() if self.threads is None else self.threads
         runtime = kernels_ir(op, threads)
+        sites = op.attributes.get(SITES_ATTR)
+        if isinstance(sites, ArrayAttr):  # build(profile=True): the call counters
+            runtime = (runtime or "") + profiler_ir(len(sites.data))
         if runtime is not None:
             op.attributes[RUNTIME_ATTR] = StringAttr(runtime)

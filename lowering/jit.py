@@ -270,6 +270,26 @@ class Library:
 
     __call__ = run
 
+    def profile(self, reset: bool = False) -> list[dict[str, Any]]:
+        """Per call of main (a library built with `profile=True`): the callee, the model
+        node it came from, total nanoseconds and calls since the last reset."""
+        sites = self.meta.get("profile_sites")
+        if not sites or self._engine is None:
+            raise Error("this library was not built with profile=True")
+        n = len(sites)
+        ns = (ctypes.c_int64 * n).from_address(self._engine.get_global_value_address("xr_prof_ns"))
+        calls = (ctypes.c_int64 * n).from_address(
+            self._engine.get_global_value_address("xr_prof_calls")
+        )
+        out = []
+        for k, site in enumerate(sites):
+            kernel, _, node = site.partition("@")
+            out.append({"kernel": kernel, "node": node, "ns": ns[k], "calls": calls[k]})
+        if reset:
+            ctypes.memset(ns, 0, ctypes.sizeof(ns))
+            ctypes.memset(calls, 0, ctypes.sizeof(calls))
+        return out
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the artifact (lowering/artifact.py) to `path`."""
         from xrelay.lowering.artifact import save

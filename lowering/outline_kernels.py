@@ -110,4 +110,6 @@ class OutlineKernels(ModulePass):
                     kernel.sym_name = StringAttr(name)
                     op.body.block.insert_op_before(kernel, fn)
                     count += 1
-                Rewriter.replace_op(inner, func.CallOp(name, args, []))
+                call = func.CallOp(name, args, [])
+                call.location = inner.location
+                Rewriter.replace_op(inner, call)

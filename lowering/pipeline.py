@@ -11,6 +11,7 @@
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function
+    instrument-calls  (build(profile=True) only) each call of @main timed into counters
     linalg-to-loops   linalg on memrefs -> scf loops (xDSL's convert-linalg-to-loops)
     parallel-loops    marked kernels -> a range body + an entry that runs it on every core
     emit-runtime      the runtime the module calls (GEMM, thread entries, arenas) as LLVM IR
@@ -52,6 +53,7 @@ from xrelay.lowering.external import LinkExternal
 from xrelay.lowering.fuse_composites import FuseComposites
 from xrelay.lowering.hoist_constants import HoistConstants
 from xrelay.lowering.inline_calls import InlineCalls
+from xrelay.lowering.instrument_calls import InstrumentCalls
 from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.parallel_loops import ParallelLoops
 from xrelay.lowering.plan_buffers import PlanBuffers
@@ -87,6 +89,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
     ("plan-buffers", PlanBuffers),
+    ("instrument-calls", InstrumentCalls),
     ("linalg-to-loops", ConvertLinalgToLoopsPass),
     ("parallel-loops", ParallelLoops),
     ("emit-runtime", EmitRuntime),

@@ -308,6 +308,7 @@ def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
     name = gemm_declaration(module, cache, spec, args, result_type)
     call = func.CallOp(name, args, [result_type])
     y = e.insert(call)
+    call.location = anchor.op.location  # the product's node (profiles name it)
     chain.value.replace_all_uses_with(y)
     for op in reversed(chain.ops):
         rewriter.erase_op(op)

@@ -7,6 +7,9 @@
     xrelay bench MODEL.onnx [--compare onnxruntime] [--runs N] [--seconds S] [--shape ...]
                           latency of the compiled model (median and min over alternating
                           turns) beside onnxruntime's in the same run, on the same inputs
+    xrelay profile MODEL.onnx [--runs N] [--trace OUT.json] [--shape ...]
+                          time per op type and per kernel (% of the total, GFLOP/s), the
+                          sum against the measured run time; a Chrome trace with --trace
     xrelay bisect MODEL.onnx [--input NAME=FILE.npy ...] [--shape ...] [--rtol R] [--atol A]
                           compile with every intermediate value exposed, compare each with
                           the reference executor, name the first op that diverges (exit 1)
@@ -274,6 +277,49 @@ def cmd_bench(args: argparse.Namespace) -> None:
         print(f"ratio xrelay/onnxruntime: {median['xrelay'] / median['onnxruntime']:.2f}")
 
 
+def cmd_profile(args: argparse.Namespace) -> None:
+    import json
+
+    from xrelay import from_onnx
+    from xrelay.lowering import build
+    from xrelay.lowering.dynamic import DynamicLibrary
+    from xrelay.tools import profile
+
+    path = Path(args.model)
+    if args.runs < 1:
+        raise Error(f"--runs takes a positive count, got {args.runs}")
+    if args.trace and not Path(args.trace).parent.is_dir():
+        raise Error(f"cannot write {args.trace}: its folder does not exist")
+    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    lib = build(module, params, profile=True)
+    if isinstance(lib, DynamicLibrary):
+        raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
+    rng = np.random.default_rng(0)
+    inputs = {
+        a.name: _random_input(_concrete(a.shape, {}, a.name), a.dtype, rng)
+        for a in lib.signature.inputs
+    }
+    sites, wall = profile.measure(lib, inputs, args.runs)
+    nodes = profile.node_ops(module)
+    rows = profile.summarize(sites, nodes)
+    total = sum(r.ms for r in rows)
+    print(f"{'op type':<28}{'ms/run':>10}{'%':>8}{'calls':>7}{'GFLOP/s':>10}")
+    for r in rows:
+        share = 100 * r.ms / total if total else 0.0
+        print(f"{r.name:<28}{r.ms:>10.3f}{share:>8.1f}{r.calls:>7}{r.gflops:>10.2f}")
+    print(f"\n{'kernel':<28}{'node':<28}{'ms/run':>10}{'%':>8}")
+    for s in sorted(sites, key=lambda s: -s["ms"])[: args.top]:
+        share = 100 * s["ms"] / total if total else 0.0
+        print(f"{s['kernel'][:27]:<28}{s['node'][:27]:<28}{s['ms']:>10.3f}{share:>8.1f}")
+    print(
+        f"\ntotal of calls {total:.3f} ms, measured run {wall:.3f} ms "
+        f"(median of {args.runs}; the rest is the call from Python and input checks)"
+    )
+    if args.trace:
+        Path(args.trace).write_text(json.dumps(profile.chrome_trace(sites, nodes)))
+        print(f"Chrome trace: {args.trace}")
+
+
 def cmd_bisect(args: argparse.Namespace) -> None:
     from xrelay import from_onnx
     from xrelay.signature import FunctionSignature, main_function
@@ -329,6 +375,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ben.add_argument("--seconds", type=float, default=2.0)
     ben.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224")
     ben.set_defaults(run=cmd_bench)
+    pro = sub.add_parser("profile", help="time per op type and kernel")
+    pro.add_argument("model")
+    pro.add_argument("--runs", type=int, default=20)
+    pro.add_argument("--top", type=int, default=10, help="kernels listed")
+    pro.add_argument("--trace", metavar="OUT.json", help="write a Chrome trace")
+    pro.add_argument("--shape", action="append", default=[], metavar="NAME=1x3x224x224")
+    pro.set_defaults(run=cmd_profile)
     bis = sub.add_parser("bisect", help="name the first op whose compiled value diverges")
     bis.add_argument("model")
     bis.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
