@@ -216,7 +216,12 @@ def _header(data: memoryview | bytes, where: str) -> tuple[dict[str, Any], int]:
     text = bytes(data[_PREFIX.size : _PREFIX.size + length])
     if len(text) != length or hashlib.sha256(text).digest() != digest:
         raise Error(f"{where}: the artifact's header is truncated or corrupt")
-    header = json.loads(text)
+    try:
+        header = json.loads(text)
+    except ValueError:
+        raise Error(f"{where}: the artifact's header is not JSON") from None
+    if not isinstance(header, dict):
+        raise Error(f"{where}: the artifact's header is malformed")
     base = _PREFIX.size + length
     return header, base + _pad(base)
 
@@ -245,6 +250,15 @@ def _check_compatible(header: dict[str, Any], where: str) -> None:
 def _library(header: dict[str, Any], data: Any, start: int, size: int, where: str, mapped: Any):
     """The Library of an artifact whose bytes are `data` (a buffer), its sections from
     `start`; `mapped(entry)` gives a parameter's array."""
+    try:
+        return _unchecked_library(header, data, start, size, where, mapped)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise Error(f"{where}: the artifact's header is malformed ({type(e).__name__}: {e})") from None
+
+
+def _unchecked_library(
+    header: dict[str, Any], data: Any, start: int, size: int, where: str, mapped: Any
+):
     _check_compatible(header, where)
     obj = header["object"]
     end = start + obj["size"]

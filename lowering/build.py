@@ -55,8 +55,8 @@ def build(
         return DynamicLibrary(module, signature, ctx.params, options)
     target = resolve_target(target_cpu)
     options = {"kernels": kernels, "target": target, "profile": profile}
-    entry = compile_cache.key(str(module), ctx.params, options) if cache else None
-    if entry is not None:
+    entry = compile_cache.key(str(module), ctx.params, options)  # also the model's hash
+    if cache:
         hit = compile_cache.get(entry)
         if hit is not None:
             return hit
@@ -81,7 +81,7 @@ def build(
     start = time.perf_counter()
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
-    meta: dict = {"model_hash": entry or "", "options": {"kernels": kernels, "profile": profile}}
+    meta: dict = {"model_hash": entry, "options": {"kernels": kernels, "profile": profile}}
     sites = work.attributes.get(SITES_ATTR)
     if isinstance(sites, ArrayAttr):
         meta["profile_sites"] = [s.data for s in sites.data]
@@ -95,7 +95,7 @@ def build(
         meta=meta,
         unused_params=_unused_params(work, signature),
     )
-    if entry is not None:
+    if cache:
         compile_cache.put(entry, lib)
     return lib
 

@@ -1,7 +1,11 @@
 """`xrelay`: the model-level command line.
 
-    xrelay inspect FILE   parse and verify a model (textual IR .mlir, or .onnx), print its
-                          functions' signatures and an op histogram
+    xrelay inspect FILE [--dot OUT.dot]
+                          a model (.onnx, .pt2 saved by torch.export, textual IR .mlir):
+                          inputs and parameters apart, shapes with their symbols, results,
+                          the op histogram with GFLOP per op type, and with --dot a
+                          Graphviz graph; an artifact (.xrl): target, signature, sizes.
+                          Every verb takes .pt2 programs where it takes ONNX models.
     xrelay compile MODEL.onnx -o OUT.xrl [--shape NAME=1x3x224x224 ...] [--target-cpu CPU]
                           compile a model and save it as an artifact (lowering/artifact.py)
     xrelay bench MODEL.onnx [--compare onnxruntime] [--runs N] [--seconds S] [--shape ...]
@@ -42,14 +46,56 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import parse_module, verify_module
 
+MODEL_SUFFIXES = (".onnx", ".pt2", ".mlir")
 
-def load_module(path: Path) -> ModuleOp:
-    """A verified module from a textual IR file or an ONNX model."""
+
+def load_model(path: Path, shape_specs: Sequence[str] = ()) -> tuple[ModuleOp, dict]:
+    """(module, params) of an ONNX model, a saved torch.export program (.pt2) or textual
+    IR (.mlir, no parameters), verified; `--shape` specs pin ONNX inputs."""
+    if not path.is_file():
+        raise Error(f"cannot read {path}: no such file")
+    shapes = _parse_shapes(list(shape_specs)) or None
     if path.suffix == ".onnx":
         from xrelay import from_onnx
 
-        module, _ = from_onnx(str(path))
-        return module
+        return from_onnx(str(path), shape=shapes)
+    if shapes:
+        raise Error("--shape applies to ONNX models")
+    if path.suffix == ".pt2":
+        import logging
+        import zipfile
+
+        from xrelay import from_exported_program
+
+        if not zipfile.is_zipfile(path):
+            raise Error(f"{path.name}: not a saved torch.export program (not a zip archive)")
+        quiet = logging.getLogger("torch.export")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # torch logs a traceback before raising
+        try:
+            import torch
+
+            program = torch.export.load(str(path))
+        except ImportError:
+            raise Error(f"{path.name}: reading .pt2 programs needs torch") from None
+        except Exception as e:  # noqa: BLE001 - any unreadable archive is one line
+            raise Error(
+                f"{path.name}: not a saved torch.export program ({type(e).__name__})"
+            ) from None
+        finally:
+            quiet.setLevel(level)
+        return from_exported_program(program)
+    if path.suffix in (".mlir", ".xdsl", ".ir"):
+        return load_module(path), {}
+    raise Error(
+        f"{path.name}: not a model xrelay reads (expected {', '.join(MODEL_SUFFIXES)} or .xrl)"
+    )
+
+
+def load_module(path: Path) -> ModuleOp:
+    """A verified module from a textual IR file or an ONNX model."""
+    if path.suffix in (".onnx", ".pt2"):
+        return load_model(path)[0]
     try:
         text = path.read_bytes()
     except OSError as e:
@@ -59,21 +105,120 @@ def load_module(path: Path) -> ModuleOp:
     return module
 
 
-def describe(module: ModuleOp) -> str:
+def describe(module: ModuleOp, params: dict | None = None) -> str:
+    """Inputs and parameters apart (shapes with their symbols), results, and the op
+    histogram with FLOPs per op type (static shapes)."""
+    from xrelay.dialects.dims import fmt_dims
+    from xrelay.signature import FunctionSignature
+    from xrelay.tools.profile import op_flops
+
     lines: list[str] = []
     for op in module.walk():
-        if isinstance(op, func.FuncOp):
+        if not isinstance(op, func.FuncOp) or not op.body.blocks:
+            continue
+        if op.sym_name.data != "main":
             ins = ", ".join(str(t) for t in op.function_type.inputs)
             outs = ", ".join(str(t) for t in op.function_type.outputs)
             lines.append(f"func @{op.sym_name.data}({ins}) -> ({outs})")
-    counts = Counter(op.name for op in module.walk() if op.dialect_name() in ("relay", "qnn"))
-    lines.append(f"{sum(counts.values())} ops")
-    lines += [f"  {n:5d}  {name}" for name, n in counts.most_common()]
+            continue
+        sig = FunctionSignature.of(op)
+        lines.append("inputs:")
+        lines += [f"  {a.name}: {a.dtype.name}{fmt_dims(a.shape)}" for a in sig.inputs]
+        weights = [a for a in sig.args if a.is_param]
+        if weights:
+            total = sum(int(np.prod(a.shape)) * a.dtype.itemsize for a in weights)
+            lines.append(f"parameters: {len(weights)} ({total / 2**20:.1f} MiB)")
+        lines.append("results:")
+        lines += [f"  {i}: {np.dtype(d).name}{fmt_dims(s)}" for i, (s, d) in enumerate(sig.results)]
+        for name, lo, hi in sig.dim_ranges:
+            lines.append(f"dimension {name} in [{lo}, {hi}]")
+    counts: Counter[str] = Counter()
+    flops: Counter[str] = Counter()
+    for op in module.walk():
+        if op.dialect_name() in ("relay", "qnn"):
+            counts[op.name] += 1
+            flops[op.name] += op_flops(op)
+    lines.append(f"{sum(counts.values())} ops, {sum(flops.values()) / 1e9:.3f} GFLOP")
+    lines += [
+        f"  {n:5d}  {name:<32}{flops[name] / 1e9:>10.4f} GFLOP"
+        if flops[name]
+        else f"  {n:5d}  {name}"
+        for name, n in counts.most_common()
+    ]
     return "\n".join(lines)
 
 
+def describe_artifact(path: Path) -> str:
+    from xrelay import load
+    from xrelay.dialects.dims import fmt_dims
+
+    lib = load(path)
+    meta, target, sig = lib.meta, lib.target, lib.signature
+    kept = sum(a.nbytes for a in lib.params.values())
+    lines = [
+        f"artifact for {target['cpu']} ({target['triple']}, {len(target['features'])} CPU features)",
+        f"options {meta.get('options', {})}, model {meta.get('model_hash', '')[:16]}",
+        "inputs:",
+        *[f"  {a.name}: {a.dtype.name}{fmt_dims(a.shape)}" for a in sig.inputs],
+        (
+            f"parameters: {len(lib.params)} kept ({kept / 2**20:.1f} MiB), "
+            f"{len(lib.unused_params)} folded into prepacked copies"
+        ),
+        "results:",
+        *[f"  {i}: {np.dtype(d).name}{fmt_dims(s)}" for i, (s, d) in enumerate(sig.results)],
+        f"object code: {len(lib.object_code) / 1024:.0f} KiB",
+    ]
+    return "\n".join(lines)
+
+
+def write_dot(module: ModuleOp, out: Path) -> None:
+    """A Graphviz graph of @main: one node per relay/qnn op (name, node, result shape),
+    inputs as boxes, an edge per use."""
+    from xrelay.ir import location_str
+    from xrelay.signature import main_function
+
+    fn = main_function(module)
+    ids: dict[Any, str] = {}
+    lines = ["digraph model {", "  rankdir=TB; node [shape=ellipse, fontsize=10];"]
+    for i, arg in enumerate(fn.body.block.args):
+        ids[arg] = f"a{i}"
+        lines.append(f'  a{i} [shape=box, label="{arg.name_hint or i}\\n{arg.type}"];')
+    for k, op in enumerate(fn.body.block.ops):
+        if op.dialect_name() not in ("relay", "qnn") or op.name == "relay.constant":
+            continue
+        label = f"{op.name}\\n{location_str(op)}"
+        if op.results:
+            label += f"\\n{op.results[0].type}"
+        lines.append(f'  n{k} [label="{label}"];')
+        for r in op.results:
+            ids[r] = f"n{k}"
+        for v in op.operands:
+            if v in ids:
+                lines.append(f"  {ids[v]} -> n{k};")
+    lines.append("}")
+    try:
+        out.write_text("\n".join(lines) + "\n")
+    except OSError as e:
+        raise Error(f"cannot write {out}: {e.strerror}") from None
+
+
 def cmd_inspect(args: argparse.Namespace) -> None:
-    print(describe(load_module(Path(args.file))))
+    path = Path(args.file)
+    if path.suffix == ".xrl":
+        if args.dot:
+            raise Error("--dot draws a model's graph; an artifact holds native code only")
+        print(describe_artifact(path))
+        return
+    if path.suffix not in (*MODEL_SUFFIXES, ".xdsl", ".ir") and path.is_file():
+        raise Error(
+            f"{path.name}: not a model xrelay reads (expected {', '.join(MODEL_SUFFIXES)} or .xrl)"
+        )
+    module, params = (
+        load_model(path) if path.suffix in (".onnx", ".pt2") else (load_module(path), {})
+    )
+    print(describe(module, params))
+    if args.dot:
+        write_dot(module, Path(args.dot))
 
 
 def _random_input(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
@@ -136,7 +281,6 @@ def _concrete(shape: tuple, dims: dict[str, int], name: str) -> tuple[int, ...]:
 
 
 def cmd_compile(args: argparse.Namespace) -> None:
-    from xrelay import from_onnx
     from xrelay.lowering import build
     from xrelay.lowering.dynamic import DynamicLibrary
 
@@ -144,7 +288,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
     out = Path(args.output)
     if not out.parent.is_dir():
         raise Error(f"cannot write {out}: folder '{out.parent}' does not exist")
-    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    module, params = load_model(path, args.shape)
     lib = build(module, params, target_cpu=args.target_cpu, cache=False)
     if isinstance(lib, DynamicLibrary):
         raise Error(
@@ -160,7 +304,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
 def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, dict, list[str]]:
     """(library, signature, params, output names) of an artifact or an ONNX model."""
-    from xrelay import from_onnx, load
+    from xrelay import load
     from xrelay.lowering import build
     from xrelay.signature import FunctionSignature, main_function
 
@@ -172,7 +316,7 @@ def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, dict, l
         n = len(lib.signature.results)
         names = names if len(names) == n else [f"output_{i}" for i in range(n)]
         return lib, lib.signature, lib.params, names
-    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    module, params = load_model(path, args.shape)
     lib = build(module, params)
     sig = FunctionSignature.of(main_function(module))
     return lib, sig, params, None
@@ -235,7 +379,6 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> None:
     import onnx
-    from xrelay import from_onnx
     from xrelay.lowering import build
     from xrelay.lowering.dynamic import DynamicLibrary
     from xrelay.signature import FunctionSignature, main_function
@@ -244,8 +387,7 @@ def cmd_bench(args: argparse.Namespace) -> None:
     path = Path(args.model)
     if args.runs < 1 or args.seconds < 0:
         raise Error("--runs takes a positive count and --seconds a non-negative time")
-    shapes = _parse_shapes(args.shape) or None
-    module, params = from_onnx(str(path), shape=shapes)
+    module, params = load_model(path, args.shape)
     lib = build(module, params)
     if isinstance(lib, DynamicLibrary):
         raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
@@ -256,6 +398,8 @@ def cmd_bench(args: argparse.Namespace) -> None:
     }
     calls = {"xrelay": lambda: lib.run(**inputs)}
     if args.compare == "onnxruntime":
+        if path.suffix != ".onnx":
+            raise Error("--compare onnxruntime needs an ONNX model (use --compare none)")
         try:
             import onnxruntime as ort
         except ImportError:
@@ -280,7 +424,6 @@ def cmd_bench(args: argparse.Namespace) -> None:
 def cmd_profile(args: argparse.Namespace) -> None:
     import json
 
-    from xrelay import from_onnx
     from xrelay.lowering import build
     from xrelay.lowering.dynamic import DynamicLibrary
     from xrelay.tools import profile
@@ -290,7 +433,7 @@ def cmd_profile(args: argparse.Namespace) -> None:
         raise Error(f"--runs takes a positive count, got {args.runs}")
     if args.trace and not Path(args.trace).parent.is_dir():
         raise Error(f"cannot write {args.trace}: its folder does not exist")
-    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    module, params = load_model(path, args.shape)
     lib = build(module, params, profile=True)
     if isinstance(lib, DynamicLibrary):
         raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
@@ -321,12 +464,11 @@ def cmd_profile(args: argparse.Namespace) -> None:
 
 
 def cmd_bisect(args: argparse.Namespace) -> None:
-    from xrelay import from_onnx
     from xrelay.signature import FunctionSignature, main_function
     from xrelay.tools.bisect import bisect
 
     path = Path(args.model)
-    module, params = from_onnx(str(path), shape=_parse_shapes(args.shape) or None)
+    module, params = load_model(path, args.shape)
     sig = FunctionSignature.of(main_function(module))
     inputs = _read_inputs(args.input)
     rng = np.random.default_rng(0)
@@ -356,6 +498,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     inspect = sub.add_parser("inspect", help="parse, verify and summarize a model")
     inspect.add_argument("file")
+    inspect.add_argument("--dot", metavar="OUT.dot", help="write @main as a Graphviz graph")
     inspect.set_defaults(run=cmd_inspect)
     comp = sub.add_parser("compile", help="compile an ONNX model into an artifact (.xrl)")
     comp.add_argument("model")
