@@ -99,6 +99,9 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
 
+# the command-line tools set this: a stage-by-stage progress line on a terminal
+PROGRESS = False
+
 
 def _check_stage(stage: str | None) -> None:
     if stage is not None and stage not in STAGE_NAMES:
@@ -125,7 +128,10 @@ def lower(
     ctx = ctx if ctx is not None else Context()
     times: dict[str, float] = {}
     first = STAGE_NAMES.index(start_after) + 1 if start_after is not None else 0
-    for name, cls in STAGES[first:]:
+    stages = STAGES[first:]
+    for step, (name, cls) in enumerate(stages, 1):
+        if PROGRESS and sys.stderr.isatty():  # one line, rewritten; quiet when not a terminal
+            print(f"\rxrelay: compiling [{step}/{len(stages)}] {name:<18}", end="", file=sys.stderr)
         start = time.perf_counter()
         stage = cls()
         if options and name in options:
@@ -137,6 +143,8 @@ def lower(
             print(f"xrelay: {name:16s} {times[name]:8.3f} s", file=sys.stderr)
         if name == stop_after:
             break
+    if PROGRESS and sys.stderr.isatty():
+        print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
     return times
 
 

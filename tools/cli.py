@@ -302,24 +302,40 @@ def cmd_compile(args: argparse.Namespace) -> None:
     print(f"{path.name}: compiled in {seconds:.2f} s for {lib.target['cpu']} -> {out}")
 
 
-def _load_model(args: argparse.Namespace, path: Path) -> tuple[Any, Any, dict, list[str]]:
-    """(library, signature, params, output names) of an artifact or an ONNX model."""
+def _complete_inputs(sig: Any, inputs: dict[str, np.ndarray], dims: dict[str, int]) -> None:
+    """Random inputs of the declared shapes (dynamic dimensions from --dim) for the inputs
+    no file gives."""
+    rng = np.random.default_rng(0)
+    for arg in sig.inputs:
+        if arg.name not in inputs:
+            shape = _concrete(arg.shape, dims, arg.name)
+            inputs[arg.name] = _random_input(shape, arg.dtype, rng)
+
+
+def _load_model(
+    args: argparse.Namespace, path: Path, inputs: dict[str, np.ndarray]
+) -> tuple[Any, Any, dict, list[str] | None]:
+    """(library, signature, params, output names) of an artifact or a model; the inputs
+    are completed and checked against the model's signature before anything compiles."""
     from xrelay import load
     from xrelay.lowering import build
-    from xrelay.signature import FunctionSignature, main_function
+    from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
+    dims = _parse_dims(args.dim)
     if path.suffix == ".xrl":
         if args.shape:
             raise Error("--shape applies to models, not to a compiled artifact")
         lib = load(path)
+        _complete_inputs(lib.signature, inputs, dims)
         names = lib.meta.get("output_names") or []
         n = len(lib.signature.results)
         names = names if len(names) == n else [f"output_{i}" for i in range(n)]
         return lib, lib.signature, lib.params, names
     module, params = load_model(path, args.shape)
-    lib = build(module, params)
     sig = FunctionSignature.of(main_function(module))
-    return lib, sig, params, None
+    _complete_inputs(sig, inputs, dims)
+    bind_dims(sig, check_inputs(sig, (), inputs, params))  # a wrong input fails here
+    return build(module, params), sig, params, None
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -331,16 +347,10 @@ def cmd_run(args: argparse.Namespace) -> None:
     path = Path(args.model)
     if args.repeat < 1:
         raise Error(f"--repeat takes a positive count, got {args.repeat}")
-    start = time.perf_counter()
-    lib, sig, params, names = _load_model(args, path)
-    loaded = time.perf_counter() - start
     inputs = _read_inputs(args.input)
-    dims = _parse_dims(args.dim)
-    rng = np.random.default_rng(0)
-    for arg in sig.inputs:
-        if arg.name not in inputs:
-            shape = _concrete(arg.shape, dims, arg.name)
-            inputs[arg.name] = _random_input(shape, arg.dtype, rng)
+    start = time.perf_counter()
+    lib, sig, params, names = _load_model(args, path, inputs)
+    loaded = time.perf_counter() - start
     if isinstance(lib, DynamicLibrary):  # compile for these shapes now, not in the timed run
         arrays = check_inputs(sig, (), inputs, params)
         values = {i: arrays[i] for i in lib.value_inputs}
@@ -554,6 +564,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.add_argument("--time-passes", action="store_true", help="print the time of each stage")
     run.set_defaults(run=cmd_run)
     args = parser.parse_args(argv)
+    from xrelay.lowering import pipeline
+
+    pipeline.PROGRESS = True  # shown only when stderr is a terminal
     try:
         args.run(args)
     except Error as e:

@@ -68,3 +68,16 @@ def test_artifact_errors_are_one_line(tmp_path):
         assert done.returncode == 1
         assert done.stderr.startswith("xrelay: error:") and message in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_wrong_input_is_refused_before_compiling(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 31, 32), np.float32))
+    done = subprocess.run(
+        [sys.executable, "-m", "xrelay.tools.cli", "run", str(EXAMPLE), "--input",
+         f"image={tmp_path / 'x.npy'}"],
+        check=False, capture_output=True, text=True,
+        env={**os.environ, "XRELAY_CACHE_DIR": "off", "XRELAY_TIME_PASSES": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "input 'image' expects float32[1, 3, 32, 32], got float32[1, 3, 31, 32]" in done.stderr
+    assert "relay-to-linalg" not in done.stderr  # no stage ran
