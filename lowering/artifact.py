@@ -142,7 +142,7 @@ def write(lib: Library, out: BinaryIO) -> None:
             "this library calls kernels compiled by another target's codegen "
             f"({', '.join(sorted(lib.externals))}), which an artifact cannot hold"
         )
-    arrays = [(name, np.ascontiguousarray(a)) for name, a in lib.params.items()]
+    arrays = [(name, np.asarray(a, order="C")) for name, a in lib.params.items()]  # 0-d stays 0-d
     layout, offset = [], _pad(len(lib.object_code)) + len(lib.object_code)
     for name, array in arrays:
         offset += _pad(offset)

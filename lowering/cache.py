@@ -61,7 +61,7 @@ def key(module_text: str, params: Mapping[str, np.ndarray], options: Mapping[str
     digest.update(json.dumps(head, sort_keys=True, default=str).encode())
     digest.update(module_text.encode())
     for name in sorted(params):
-        array = np.ascontiguousarray(params[name])
+        array = np.asarray(params[name], order="C")
         digest.update(f"{name}:{array.dtype.name}:{array.shape}".encode())
         digest.update(array.reshape(-1).view(np.uint8).data)
     return digest.hexdigest()

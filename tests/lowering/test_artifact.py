@@ -241,3 +241,23 @@ def test_concurrent_writers_leave_a_loadable_entry(cache_dir):
     entries = list(cache_dir.glob("*.xrl"))
     assert len(entries) == 1 and not list(cache_dir.glob(".*"))
     xrelay.load(entries[0])
+
+
+def test_scalar_parameters_keep_their_rank(tmp_path):
+    """A 0-d parameter (BERT-base's exported scalars) is saved as 0-d, not as [1]."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "s"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [numpy_helper.from_array(np.array(3.0, np.float32), "s")],
+    )
+    module, params = xrelay.from_onnx(helper.make_model(graph))
+    lib = xrelay.build(module, params, cache=False)
+    lib.save(tmp_path / "m.xrl")
+    loaded = xrelay.load(tmp_path / "m.xrl")
+    assert loaded.params["s"].shape == ()
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(loaded.run(x=x)[0], 3 * x)
