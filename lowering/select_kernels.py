@@ -288,6 +288,7 @@ def select_kernels(module: ModuleOp) -> int:
 
 def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
     end = chain.ops[-1]
+    boundary = end.prev_op  # what follows it up to `end` is this rewrite's
     rewriter = Rewriter()
     for op in chain.pending:
         rewriter.insert_op(op, InsertPoint.before(end))
@@ -308,7 +309,10 @@ def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
     name = gemm_declaration(module, cache, spec, args, result_type)
     call = func.CallOp(name, args, [result_type])
     y = e.insert(call)
-    call.location = anchor.op.location  # the product's node (profiles name it)
+    op = call
+    while op is not None and op is not boundary:  # the product's node (profiles name it)
+        op.location = anchor.op.location
+        op = op.prev_op
     chain.value.replace_all_uses_with(y)
     for op in reversed(chain.ops):
         rewriter.erase_op(op)
