@@ -128,7 +128,8 @@ class GemmSpec:
 class PackSpec:
     """How a packed parameter is made from parameter `source`: operand "a" (convolution
     weights [O, C/g, kh, kw] as `groups` matrices of `rows` x `k`, in panels of 6 rows) or
-    "b" (a [rows, k] matrix, or its transpose when `transpose`, in panels of 16 columns)."""
+    "b" (a [rows, k] matrix, or its transpose when `transpose`, in panels of `panel`
+    columns: the micro-kernel's width, 16 or 32)."""
 
     source: str = ""
     operand: str = ""
@@ -136,6 +137,7 @@ class PackSpec:
     k: int = 0
     groups: int = 1
     transpose: bool = False
+    panel: int = 16
 
 
 @irdl_attr_definition

@@ -16,7 +16,7 @@ from xrelay.lowering import cache as compile_cache
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.instrument_calls import SITES_ATTR
-from xrelay.lowering.jit import Library, llvm_module, resolve_target
+from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
 
@@ -65,7 +65,11 @@ def build(
     times = lower(
         work,
         ctx=ctx,
-        options={"select-kernels": {"enabled": kernels}, "instrument-calls": {"enabled": profile}},
+        options={
+            "select-kernels": {"enabled": kernels},
+            "prepack-weights": {"vector_width": vector_width(target)},
+            "instrument-calls": {"enabled": profile},
+        },
     )
     # the passes append the parameters they add (hoisted constants, packed weights) to
     # @main's arguments in the order they add their arrays

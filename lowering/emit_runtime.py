@@ -8,7 +8,9 @@ entries, the arena globals) and attaches them to the module as LLVM IR text in t
 `xrelay.runtime` attribute; `jit.llvm_module` links it with the translated module.
 
 Options: threads=true|false (default: whether libgomp is found on this host) chooses
-thread-pool entries or single-threaded ones.
+thread-pool entries or single-threaded ones. The GEMM's vector width is the one
+prepack-weights chose (`xrelay.vector_width` on the module: B's packed panels must match
+the micro-kernel), else `vector-width` (0: this host's, 16 with AVX-512, else 8).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from xdsl.passes import ModulePass
 from xrelay.lowering.instrument_calls import SITES_ATTR, profiler_ir
 from xrelay.lowering.jit import RUNTIME_ATTR, threads_available
 from xrelay.lowering.kernels.wrappers import kernels_ir
+from xrelay.lowering.prepack_weights import module_vector_width
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,11 @@ class EmitRuntime(ModulePass):
     name = "emit-runtime"
 
     threads: bool | None = None
+    vector_width: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         threads = threads_available() if self.threads is None else self.threads
-        runtime = kernels_ir(op, threads)
+        runtime = kernels_ir(op, threads, module_vector_width(op, self.vector_width))
         sites = op.attributes.get(SITES_ATTR)
         if isinstance(sites, ArrayAttr):  # build(profile=True): the call counters
             runtime = (runtime or "") + profiler_ir(len(sites.data))

@@ -113,6 +113,13 @@ def resolve_target(target_cpu: str | None) -> dict[str, Any]:
     }
 
 
+def vector_width(target: dict[str, Any] | None = None) -> int:
+    """Floats per vector register the kernels use for `target` (the host by default):
+    16 with AVX-512, else 8."""
+    features = (target or resolve_target(None))["features"]
+    return 16 if "avx512f" in features else 8
+
+
 def missing_features(target: dict[str, Any]) -> list[str]:
     """The features code for `target` needs that this CPU lacks."""
     have = set(host_features())

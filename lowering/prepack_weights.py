@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -30,6 +31,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
 from xrelay.lowering.context import BuildContext
+from xrelay.lowering.jit import vector_width
+from xrelay.lowering.kernels.gemm import panel_width
 from xrelay.lowering.kernels.prepack import pack_weight, padded
 from xrelay.lowering.select_kernels import KERNEL_ATTR, DeclarationCache, gemm_declaration
 from xrelay.signature import NAME_ATTR, PARAM_ATTR
@@ -48,8 +51,21 @@ def _param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
     return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
 
 
-def packing(spec: GemmSpec, a_name: str | None, b_name: str | None):
-    """(packed operand index, its PackSpec, the call's new GemmSpec), or None."""
+VECTOR_WIDTH_ATTR = "xrelay.vector_width"
+
+
+def module_vector_width(module: ModuleOp, option: int = 0) -> int:
+    """The GEMM vector width of `module`: what prepack-weights recorded, else `option`,
+    else this host's."""
+    recorded = module.attributes.get(VECTOR_WIDTH_ATTR)
+    if isinstance(recorded, IntegerAttr):
+        return recorded.value.data
+    return option or vector_width()
+
+
+def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16):
+    """(packed operand index, its PackSpec, the call's new GemmSpec), or None. `nr`: B's
+    panel width (the micro-kernel's, lowering/kernels/gemm.py)."""
     if spec.m <= 3 or spec.a_packed or spec.b_packed:
         return None
     if spec.per_row and a_name is not None:  # convolution weights [O, C/g, kh, kw]
@@ -62,15 +78,15 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None):
         return 0, pack, replace(spec, a_packed=True, mpad=mpad, batch=batch)
     if not spec.per_row and not spec.batch and b_name is not None:
         transpose = (spec.rsb, spec.csb) != (1, spec.k)  # B stored [K, N], not [N, K]
-        pack = PackSpec(b_name, "b", spec.n, spec.k, transpose=transpose)
-        return 1, pack, replace(spec, b_packed=True, npad=padded(spec.n, 16))
+        pack = PackSpec(b_name, "b", spec.n, spec.k, transpose=transpose, panel=nr)
+        return 1, pack, replace(spec, b_packed=True, npad=padded(spec.n, nr))
     return None
 
 
 def _packed_size(pack: PackSpec) -> int:
     if pack.operand == "a":
         return pack.groups * padded(pack.rows, 6) * pack.k
-    return padded(pack.rows, 16) * pack.k
+    return padded(pack.rows, pack.panel) * pack.k
 
 
 class Packer:
@@ -101,7 +117,10 @@ class Packer:
         return arg
 
 
-def prepack_weights(module: ModuleOp, ctx: Context) -> None:
+def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0) -> None:
+    vw = module_vector_width(module, vector_width_option)
+    module.attributes[VECTOR_WIDTH_ATTR] = IntegerAttr(vw, 64)
+    nr = panel_width(vw)
     decls = {
         op.sym_name.data: op
         for op in module.ops
@@ -121,7 +140,7 @@ def prepack_weights(module: ModuleOp, ctx: Context) -> None:
                 continue
             spec: GemmSpec = decl.attributes[KERNEL_ATTR].data
             a, b = call.arguments[0], call.arguments[1]
-            found = packing(spec, _param_name(fn, a), _param_name(fn, b))
+            found = packing(spec, _param_name(fn, a), _param_name(fn, b), nr)
             if found is None:
                 continue
             index, pack, new_spec = found
@@ -140,9 +159,13 @@ def prepack_weights(module: ModuleOp, ctx: Context) -> None:
 
 @dataclass(frozen=True)
 class PrepackWeights(ModulePass):
-    """Weights of runtime GEMM calls that are parameters -> packed parameters. No options."""
+    """Weights of runtime GEMM calls that are parameters -> packed parameters. Options:
+    vector-width (0: this host's; 16 with AVX-512, else 8), which sets B's panel width and
+    is recorded on the module (`xrelay.vector_width`) for emit-runtime."""
 
     name = "prepack-weights"
 
+    vector_width: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        prepack_weights(op, ctx)
+        prepack_weights(op, ctx, self.vector_width)

@@ -14,16 +14,17 @@ model that calls it.
 
     C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
 
-The product is blocked BLIS-style: B is packed in KC x NC blocks of 16-column panels, A in
-MC x KC blocks of 6-row panels, and a 6x16 register-blocked micro-kernel (12 `<8 x float>`
-accumulators, broadcast-and-FMA per k) computes each tile; the epilogue (scale, shift,
+The product is blocked BLIS-style: B is packed in KC x NC blocks of NR-column panels, A in
+MC x KC blocks of 6-row panels, and a 6 x NR register-blocked micro-kernel (12 `<VW x
+float>` accumulators, broadcast-and-FMA per k) computes each tile. VW, the vector width,
+follows the target: 16 floats with AVX-512 (NR = 32), else 8 (NR = 16); the epilogue (scale, shift,
 residual, relu) is applied in registers after the tile's last K block, so C is written once.
-Edge tiles go through a 6x16 scratch tile. With M <= 3 (matrix-vector shapes) nothing is
+Edge tiles go through a 6 x NR scratch tile. With M <= 3 (matrix-vector shapes) nothing is
 packed: each output is a dot product along K, or rows of B are accumulated along N.
 
 Operands that are the same at every run (weights) are packed once at build time
 (`lowering/kernels/prepack.py`), K block by K block: A as [K/KC][mpad/6][kc][6], B as
-[K/KC][npad/16][kc][16] (mpad, npad: M and N rounded up to the panel width); arow0 and bcol0
+[K/KC][npad/NR][kc][NR] (mpad, npad: M and N rounded up to the panel width); arow0 and bcol0
 say where this call's rows or columns start in them. Only the packed path (M > 3) reads them.
 
 Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
@@ -38,12 +39,13 @@ from collections.abc import Callable
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import team
 
-MR, NR = 6, 16
+MR = 6
 KC, MC, NC = 256, 144, 1024
+WIDTHS = (8, 16)  # vector widths (floats) the micro-kernel is generated for
 PARALLEL_MIN = 1 << 17  # multiply-adds
 
 NEG_INF = "0xFFF0000000000000"
-V8 = "<8 x float>"
+V8 = "<8 x float>"  # the matrix-vector path and packing
 
 PARAMS = [
     ("i64", "%M"), ("i64", "%N"), ("i64", "%K"),
@@ -64,71 +66,77 @@ EPILOGUE = [("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol
 HEADER = """
 declare float @llvm.fma.f32(float, float, float)
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
+declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
 declare float @llvm.maximum.f32(float, float)
 declare <8 x float> @llvm.maximum.v8f32(<8 x float>, <8 x float>)
+declare <16 x float> @llvm.maximum.v16f32(<16 x float>, <16 x float>)
 declare float @llvm.vector.reduce.fadd.v8f32(float, <8 x float>)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
 declare ptr @aligned_alloc(i64, i64)
 declare void @free(ptr)
-@xr_ones = internal constant [16 x float] [{ones}], align 64
-@xr_zeros = internal constant [16 x float] zeroinitializer, align 64
-""".format(ones=", ".join(["float 1.0"] * 16))
+@xr_ones = internal constant [32 x float] [{ones}], align 64
+@xr_zeros = internal constant [32 x float] zeroinitializer, align 64
+""".format(ones=", ".join(["float 1.0"] * 32))
 
 
-def splat(w: Writer, scalar: str) -> str:
-    v = w.op(f"insertelement {V8} poison, float {scalar}, i64 0")
-    return w.op(f"shufflevector {V8} {v}, {V8} poison, <8 x i32> zeroinitializer")
+def vec(vw: int) -> str:
+    return f"<{vw} x float>"
 
 
-def load8(w: Writer, ptr: str, align: int = 4) -> str:
-    return w.op(f"load {V8}, ptr {ptr}, align {align}")
+def splat(w: Writer, scalar: str, vw: int = 8) -> str:
+    v = w.op(f"insertelement {vec(vw)} poison, float {scalar}, i64 0")
+    return w.op(f"shufflevector {vec(vw)} {v}, {vec(vw)} poison, <{vw} x i32> zeroinitializer")
 
 
-def micro_kernel(w: Writer) -> None:
-    """xr_ukr: C[6x16] (+)= Ap[kc x 6] panel times Bp[kc x 16] panel, then the epilogue
-    when %epi != 0. kc >= 1."""
+def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
+    return w.op(f"load {vec(vw)}, ptr {ptr}, align {align}")
+
+
+def micro_kernel(w: Writer, vw: int) -> None:
+    """xr_ukr: C[6 x NR] (+)= Ap[kc x 6] panel times Bp[kc x NR] panel, then the epilogue
+    when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row."""
+    nr, v = 2 * vw, vec(vw)
+    fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
     with w.function("void", "@xr_ukr", params):
-        accs = [[w.var(V8, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
         with w.loop("k", "0", "%kc") as k:
-            bp = w.gep("%bp", w.mul(k, str(NR)))
-            b = [load8(w, bp), load8(w, w.gep(bp, "8"))]  # prepacked params need not be aligned
+            bp = w.gep("%bp", w.mul(k, str(nr)))
+            # prepacked params need not be aligned
+            b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
             ap = w.gep("%ap", w.mul(k, str(MR)))
             for r in range(MR):
-                a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"))
+                a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"), vw)
                 for j in range(2):
                     cur = w.get(accs[r][j])
-                    w.set(
-                        accs[r][j],
-                        w.op(f"call {V8} @llvm.fma.v8f32({V8} {a}, {V8} {b[j]}, {V8} {cur})"),
-                    )
+                    w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
         rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(MR)]
         with w.if_(w.op("icmp ne i64 %acc, 0")):
             for r in range(MR):
                 for j in range(2):
-                    old = load8(w, w.gep(rows[r], str(8 * j)))
-                    w.set(accs[r][j], w.op(f"fadd {V8} {w.get(accs[r][j])}, {old}"))
+                    old = load8(w, w.gep(rows[r], str(vw * j)), vw=vw)
+                    w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
         with w.if_(w.op("icmp ne i64 %epi, 0")):
-            lo = splat(w, "%lo")
-            scol = [load8(w, w.gep("%scol", str(8 * j))) for j in range(2)]
-            tcol = [load8(w, w.gep("%tcol", str(8 * j))) for j in range(2)]
+            lo = splat(w, "%lo", vw)
+            scol = [load8(w, w.gep("%scol", str(vw * j)), vw=vw) for j in range(2)]
+            tcol = [load8(w, w.gep("%tcol", str(vw * j)), vw=vw) for j in range(2)]
             for r in range(MR):
-                s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"))
-                t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"))
+                s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"), vw)
+                t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"), vw)
                 res_row = w.gep("%res", w.mul(str(r), "%ldr"))
                 for j in range(2):
-                    v = w.op(f"fmul {V8} {w.get(accs[r][j])}, {s}")
-                    v = w.op(f"fmul {V8} {v}, {scol[j]}")
-                    v = w.op(f"fadd {V8} {v}, {t}")
-                    v = w.op(f"fadd {V8} {v}, {tcol[j]}")
-                    v = w.op(f"fadd {V8} {v}, {load8(w, w.gep(res_row, str(8 * j)))}")
-                    v = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {v}, {V8} {lo})")
-                    w.set(accs[r][j], v)
+                    x = w.op(f"fmul {v} {w.get(accs[r][j])}, {s}")
+                    x = w.op(f"fmul {v} {x}, {scol[j]}")
+                    x = w.op(f"fadd {v} {x}, {t}")
+                    x = w.op(f"fadd {v} {x}, {tcol[j]}")
+                    x = w.op(f"fadd {v} {x}, {load8(w, w.gep(res_row, str(vw * j)), vw=vw)}")
+                    x = w.op(f"call {v} {maximum}({v} {x}, {v} {lo})")
+                    w.set(accs[r][j], x)
         for r in range(MR):
             for j in range(2):
-                w.do(f"store {V8} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(8 * j))}, align 4")
+                w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
 
 
 def scalar_epilogue(
@@ -144,8 +152,8 @@ def scalar_epilogue(
     return w.op(f"call float @llvm.maximum.f32(float {v}, float {lo})")
 
 
-def edge_tile(w: Writer) -> None:
-    """xr_edge: copy the valid mr x nr part of a 6x16 scratch tile into C, adding C's
+def edge_tile(w: Writer, NR: int) -> None:
+    """xr_edge: copy the valid mr x nr part of a 6 x NR scratch tile into C, adding C's
     partial sums (%acc) and applying the epilogue (%epi)."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
               ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
@@ -252,7 +260,7 @@ IDENTITY_EPILOGUE = (
 )
 
 
-def gemm_serial(w: Writer) -> None:
+def gemm_serial(w: Writer, NR: int) -> None:
     with w.function("void", "@xr_gemm_serial", PARAMS):
         ep = Epilogue(w)
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
@@ -411,7 +419,7 @@ def serial_entry(w: Writer) -> None:
         w.block(join)
 
 
-def parallel_entry(w: Writer, threads: bool) -> None:
+def parallel_entry(w: Writer, threads: bool, NR: int) -> None:
     """xr_sgemm: split over the thread pool (or run serially)."""
     n = len(PARAMS)
     names = ", ".join(f"{t} {name}" for t, name in PARAMS)
@@ -493,16 +501,25 @@ def parallel_entry(w: Writer, threads: bool) -> None:
             w.block(join)
 
 
-def runtime_ir(threads: bool) -> str:
-    """`xr_sgemm` and its helpers (the thread pool is declared by kernels/parallel.py)."""
+def panel_width(vw: int) -> int:
+    """NR, the micro-kernel's tile width (and B's packed panel width) for vector width vw."""
+    if vw not in WIDTHS:
+        raise ValueError(f"no GEMM micro-kernel for vector width {vw}")
+    return 2 * vw
+
+
+def runtime_ir(threads: bool, vw: int = 8) -> str:
+    """`xr_sgemm` and its helpers for vector width `vw` (the thread pool is declared by
+    kernels/parallel.py)."""
+    nr = panel_width(vw)
     w = Writer()
     w.lines.append(HEADER)
-    micro_kernel(w)
-    edge_tile(w)
+    micro_kernel(w, vw)
+    edge_tile(w, nr)
     pack(w, "@xr_pack_a", MR)
-    pack(w, "@xr_pack_b", NR)
-    gemm_serial(w)
+    pack(w, "@xr_pack_b", nr)
+    gemm_serial(w, nr)
     gemv(w)
     serial_entry(w)
-    parallel_entry(w, threads)
+    parallel_entry(w, threads, nr)
     return w.text()

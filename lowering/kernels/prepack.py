@@ -1,6 +1,7 @@
 """Build-time packing of GEMM operands that are the same at every run (weights), in the
 layout the runtime's packed path reads (lowering/kernels/gemm.py): K blocks of KC, each
-holding the rows in panels of `width` (6 for A's rows, 16 for B's columns), k-major inside
+holding the rows in panels of `width` (6 for A's rows, the spec's panel, 16 or 32, for B's
+columns), k-major inside
 a panel, rows past the end zero."""
 
 from __future__ import annotations
@@ -34,4 +35,4 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
         groups = source.reshape(spec.groups, spec.rows, spec.k)
         return np.concatenate([pack_panels(g, 6) for g in groups])
     mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
-    return pack_panels(mat.T if spec.transpose else mat, 16)
+    return pack_panels(mat.T if spec.transpose else mat, spec.panel)

@@ -66,7 +66,7 @@ def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
             loop.__exit__(None, None, None)
 
 
-def kernels_ir(module: ModuleOp, threads: bool) -> str | None:
+def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
     GEMM declaration, the entries of split kernels and the buffer arenas; None if it needs
     none of them."""
@@ -78,5 +78,5 @@ def kernels_ir(module: ModuleOp, threads: bool) -> str | None:
     w = Writer()
     for name, spec in specs.items():
         wrapper(w, name, spec)
-    runtime = gemm.runtime_ir(threads) if specs else ""
+    runtime = gemm.runtime_ir(threads, vector_width) if specs else ""
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -42,7 +42,9 @@ def module(shapes, n_inputs, body) -> ModuleOp:
     return ModuleOp([fn])
 
 
-def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0, kernels=True):
+def check(
+    shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0, kernels=True, target_cpu=None
+):
     """Compare the JIT with the reference; arguments from index `params_from` on are
     parameters (packed at build time where they are weights)."""
     n_inputs = len(shapes) if params_from is None else params_from
@@ -51,7 +53,9 @@ def check(shapes, body, params_from=None, rtol=2e-4, atol=2e-4, seed=0, kernels=
     inputs = arrays[:n_inputs]
     params = {f"x{i}": a for i, a in enumerate(arrays) if i >= n_inputs}
     want = xrelay.create_executor("debug", mod, params=params).run(*inputs)
-    got = xrelay.build(mod, params, kernels=kernels).run(*inputs)
+    got = xrelay.build(mod, params, kernels=kernels, target_cpu=target_cpu, cache=False).run(
+        *inputs
+    )
     np.testing.assert_allclose(got[0], want[0], rtol=rtol, atol=atol)
     return mod
 
@@ -157,6 +161,36 @@ def test_dense_bias_relu(m, weights):
     mod = check([(m, 70), (37, 70), (37,)], body, params_from=1 if weights == "param" else None)
     (spec,) = specs_after_selection(mod)
     assert spec.b_packed == (weights == "param" and m > 3)
+
+
+@pytest.mark.parametrize("target", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("weights", ["input", "param"])
+def test_both_vector_widths(target, weights):
+    """The micro-kernel at 8 floats (AVX2: 6x16 tiles, B panels of 16) and at 16 (AVX-512:
+    6x32 tiles, B panels of 32), on shapes with edge tiles in both directions; run where
+    the host has the features."""
+    from xrelay.lowering.jit import missing_features, resolve_target, vector_width
+
+    chosen = resolve_target(target)
+    if missing_features(chosen):
+        pytest.skip(f"this CPU lacks {target}'s features")
+    assert vector_width(chosen) == (16 if target == "x86-64-v4" else 8)
+    params_from = 1 if weights == "param" else None
+
+    def dense(x, w, b):
+        d = relay.DenseOp(x, w)
+        a = relay.AddOp(d, b)
+        return [d, a, relay.ReluOp(a)]
+
+    check([(45, 70), (67, 70), (67,)], dense, params_from=params_from, target_cpu=target)
+    data, weight, strides, padding, dilation, groups = CONVS[1]
+
+    def conv(x, w):
+        return [
+            relay.Conv2DOp(x, w, strides=strides, padding=padding, dilation=dilation, groups=groups)
+        ]
+
+    check([data, weight], conv, params_from=params_from, target_cpu=target)
 
 
 @pytest.mark.parametrize("ta", [False, True])

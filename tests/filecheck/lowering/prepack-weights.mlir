@@ -1,4 +1,5 @@
-// RUN: xrelay-opt %s -p select-kernels,prepack-weights --split-input-file | filecheck %s
+// RUN: xrelay-opt %s -p "select-kernels,prepack-weights{vector-width=8}" --split-input-file | filecheck %s
+// RUN: xrelay-opt %s -p "select-kernels,prepack-weights{vector-width=16}" --split-input-file | filecheck %s --check-prefix=WIDE
 
 // A product whose weight is a parameter reads it packed: one new parameter that says how
 // it is made from the weight, shared by both calls, and a declaration that says B is packed
@@ -10,6 +11,11 @@
 // CHECK-NOT:     func.func private @xr_gemm_0(
 // CHECK:         func.func private @[[G]](tensor<8x16xf32>, tensor<256xf32>) -> tensor<8x4xf32>
 // CHECK-SAME:    b_packed = true, npad = 16>
+// With 16-float vectors (AVX-512) the micro-kernel's tiles and B's panels are 32 wide, and
+// the module records the width for emit-runtime.
+// WIDE:          builtin.module attributes {xrelay.vector_width = 16 : i64}
+// WIDE:          tensor<512xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "b", rows = 4, k = 16, panel = 32>}
+// WIDE:          b_packed = true, npad = 32>
 func.func @main(%x: tensor<8x16xf32> {xrelay.name = "x"}, %w: tensor<4x16xf32> {xrelay.name = "w", xrelay.param}) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %d = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
   %e = relay.nn.dense %x, %w : (tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<8x4xf32>
