@@ -26,7 +26,7 @@ rewrites the table from the run.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import functools
 import re
 import sys
 import time
@@ -183,76 +183,32 @@ def run_case(case, executor: str, specialize: bool = False) -> tuple[str, str]:
     return "pass", f"bound {', '.join(bound)}" if bound else ""
 
 
-def _worker(conn, executor: str, specialize: bool) -> None:
+@functools.cache
+def _cases() -> dict:
     warnings.filterwarnings("ignore")
     from onnx.backend.test.case.node import collect_testcases
 
-    cases = {c.name: c for c in collect_testcases(None)}
-    conn.send("ready")
-    while True:
-        name = conn.recv()
-        if name is None:
-            return
-        conn.send(run_case(cases[name], executor, specialize))
+    return {c.name: c for c in collect_testcases(None)}
 
 
-class Worker:
-    def __init__(self, executor: str, specialize: bool) -> None:
-        self.executor, self.specialize = executor, specialize
-        self.parent, child = mp.Pipe()
-        self.process = mp.get_context("spawn").Process(
-            target=_worker, args=(child, executor, specialize), daemon=True
-        )
-        self.process.start()
-        self.parent.recv()
-        self.case: str | None = None
-        self.started = 0.0
-
-    def submit(self, name: str) -> None:
-        self.case, self.started = name, time.monotonic()
-        self.parent.send(name)
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.join()
+def run_named(name: str, executor: str, specialize: bool) -> tuple[str, str]:
+    """`run_case` of the node case `name` (what each isolated worker runs)."""
+    return run_case(_cases()[name], executor, specialize)
 
 
 def run_all(
     names: list[str], jobs: int, timeout: float, executor: str, specialize: bool = False
 ) -> dict[str, tuple[str, str]]:
-    results: dict[str, tuple[str, str]] = {}
-    pending = list(reversed(names))
-    workers = [Worker(executor, specialize) for _ in range(min(jobs, len(names)) or 1)]
-    for w in workers:
-        if pending:
-            w.submit(pending.pop())
-    while any(w.case is not None for w in workers):
-        for i, w in enumerate(workers):
-            if w.case is None:
-                continue
-            outcome = None
-            if w.parent.poll(0.01):
-                try:
-                    outcome = w.parent.recv()
-                except EOFError:
-                    outcome = ("crash", f"worker died (exit code {w.process.exitcode})")
-            elif not w.process.is_alive():
-                outcome = ("crash", f"worker died (exit code {w.process.exitcode})")
-            elif time.monotonic() - w.started > timeout:
-                outcome = ("timeout", f"no answer within {timeout:.0f} s")
-            if outcome is None:
-                continue
-            results[w.case] = outcome
-            if outcome[0] in ("crash", "timeout"):
-                w.kill()
-                w = workers[i] = Worker(executor, specialize)
-            w.case = None
-            if pending:
-                w.submit(pending.pop())
-    for w in workers:
-        w.parent.send(None)
-        w.process.join(timeout=5)
-    return results
+    """Every case in a worker process with a time limit (tests/isolation.py)."""
+    from ...isolation import run_isolated
+
+    return run_isolated(
+        {name: name for name in names},
+        "xrelay.tests.e2e.onnx_backend.conformance:run_named",
+        (executor, specialize),
+        jobs,
+        timeout,
+    )
 
 
 def read_table() -> dict[str, tuple[str, str]]:
