@@ -1,9 +1,11 @@
 """The fuzzing tier: hostile cases (tests/fuzz/cases.py), each in a worker process with a
-time limit (tests/isolation.py), classified:
+time limit (tests/isolation.py): xrelay first, alone (a crash there is xrelay's), then
+onnxruntime on what xrelay answered, in other workers. Classified:
 
     typed      an xrelay.Error with a message (what every bad input must give)
     ok         a result that matches onnxruntime's (or a module that parses and verifies)
-    lenient    a result for a model onnxruntime refuses (reported, not a failure)
+    lenient    a result for a model onnxruntime refuses, or aborts on (reported, not a
+               failure)
     untyped    any other exception            -- a failure
     crash      the worker died (abort, signal) -- a failure
     timeout    no answer in time (a hang)      -- a failure
@@ -68,8 +70,9 @@ def check_ir(text: str) -> tuple[str, str]:
     return "ok", ""
 
 
-def check_onnx(data: bytes, feeds: dict | None) -> tuple[str, str]:
-    import onnxruntime as ort
+def run_xrelay(data: bytes, feeds: dict | None) -> tuple[str, object]:
+    """xrelay alone on a model file: ("typed" | "untyped", detail) or ("result", (feeds,
+    outputs))."""
     import xrelay
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,40 +90,59 @@ def check_onnx(data: bytes, feeds: dict | None) -> tuple[str, str]:
             got = lib.run(**feeds)
         except xrelay.Error as e:
             return ("typed", str(e)[:200]) if str(e).strip() else ("untyped", "empty message")
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - the point of the tier
             return _untyped(e)
-        try:
-            options = ort.SessionOptions()
-            options.log_severity_level = 4
-            session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-            want = session.run(None, feeds)
-        except Exception as e:  # noqa: BLE001 - onnxruntime refused it
-            return "lenient", f"onnxruntime: {str(e).splitlines()[0][:150]}"
-    if not _same(got, want):
-        return "wrong", "differs from onnxruntime"
-    return "ok", ""
+    return "result", (feeds, got)
 
 
-def check(payload: tuple) -> tuple[str, str]:
-    """One case (what each isolated worker runs)."""
+def check(payload: tuple) -> tuple[str, object]:
+    """Phase one, xrelay alone (what each isolated worker runs): a crash here is xrelay's."""
     warnings.filterwarnings("ignore")
     os.environ["XRELAY_CACHE_DIR"] = "off"
     if payload[0] == "ir":
         return check_ir(payload[1])
-    _, data, feeds, bad_data = payload
-    outcome = check_onnx(data, feeds)
-    if outcome[0] == "lenient" and bad_data:
-        # a valid model on data onnxruntime refuses (an index out of range): an answer is
-        # a silent wrong answer
-        return "wrong", f"an answer for data onnxruntime refuses ({outcome[1]})"
-    return outcome
+    _, data, feeds, _ = payload
+    return run_xrelay(data, feeds)
+
+
+def compare(item: tuple) -> tuple[str, str]:
+    """Phase two, onnxruntime on the cases xrelay answered (isolated too: onnxruntime
+    itself aborts on some malformed models)."""
+    import onnxruntime as ort
+
+    data, feeds, got, bad_data = item
+    try:
+        options = ort.SessionOptions()
+        options.log_severity_level = 4
+        session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        want = session.run(None, feeds)
+    except Exception as e:  # noqa: BLE001 - onnxruntime refused it
+        reason = str(e).splitlines()[0][:150]
+        if bad_data:  # a valid model on data onnxruntime refuses: an answer is wrong
+            return "wrong", f"an answer for data onnxruntime refuses ({reason})"
+        return "lenient", f"onnxruntime: {reason}"
+    if not _same(got, want):
+        return "wrong", "differs from onnxruntime"
+    return "ok", ""
 
 
 def run(count: int, seed: int, jobs: int, timeout: float) -> dict[str, tuple[str, str]]:
     from ..isolation import run_isolated
     from .cases import generate
 
-    return run_isolated(generate(count, seed), "xrelay.tests.fuzz.run:check", (), jobs, timeout)
+    cases = generate(count, seed)
+    results = run_isolated(cases, "xrelay.tests.fuzz.run:check", (), jobs, timeout)
+    answered = {
+        name: (cases[name][1], *results[name][1], cases[name][3])
+        for name in results
+        if results[name][0] == "result"
+    }
+    compared = run_isolated(answered, "xrelay.tests.fuzz.run:compare", (), jobs, timeout)
+    for name, outcome in compared.items():
+        if outcome[0] in ("crash", "timeout"):  # onnxruntime's, not xrelay's
+            outcome = ("lenient", f"onnxruntime {outcome[0]}ed on it")
+        results[name] = outcome
+    return results
 
 
 def main() -> int:
