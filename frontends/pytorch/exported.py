@@ -1,8 +1,9 @@
 """torch.export ExportedProgram -> a builtin.module with `func.func @main` of relay ops, plus
 params.
 
-Imports: torch, the shared op table and binder. Assumes: static shapes (a dynamic dimension
-is rejected, naming it). Produces: `@main(user inputs in order..., parameters and float
+Imports: torch, the shared op table and binder. Dynamic dimensions (`torch.export.Dim`)
+go through frontends/pytorch/dynamic.py: the program is converted per set of sizes, with
+torch's symbols evaluated under them (`binding`). Produces: `@main(user inputs in order..., parameters and float
 buffers named by their state_dict key...)`, ops located by a NameLoc "module.path/node".
 
 The walk: `run_decompositions()` to core ATen; a first pass marks which nodes are known at
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,23 +79,44 @@ def _map(value: Any, env: dict[Node, Any]) -> Any:
     return value
 
 
-def _static_type(name: str, fake: Any) -> TensorType:
+def _concrete(d: Any, binding: Mapping[str, int] | None, what: str) -> int:
+    """A dimension of a fake tensor as an int: a SymInt is evaluated under `binding`
+    (torch's symbol names -> sizes)."""
+    if isinstance(d, int):
+        return d
+    if binding is None:
+        raise Error(f"{what} is dynamic ({d}) where a static size is needed")
+    expr = d.node.expr
+    value = expr.subs({s: binding[str(s)] for s in expr.free_symbols if str(s) in binding})
+    if not value.is_Integer:
+        raise Error(f"{what}: the size {expr} is not known under {dict(binding)}")
+    return int(value)
+
+
+def _static_type(name: str, fake: Any, binding: Mapping[str, int] | None = None) -> TensorType:
     if not isinstance(fake, torch.Tensor):
         raise Error(f"input '{name}' is a {type(fake).__name__}; only tensor inputs are supported")
-    for axis, dim in enumerate(fake.shape):
-        if not isinstance(dim, int):
-            raise Error(
-                f"input '{name}' has the dynamic dimension '{dim}' at axis {axis}; xrelay "
-                "compiles static shapes: export without dynamic_shapes (torch.export.Dim)"
-            )
-    return tensor_type(tuple(fake.shape), np_dtype(fake.dtype))
+    shape = tuple(_concrete(d, binding, f"input '{name}' axis {a}") for a, d in enumerate(fake.shape))
+    return tensor_type(shape, np_dtype(fake.dtype))
 
 
 class ProgramImporter:
-    def __init__(self, ep: ExportedProgram, keep_params_as_inputs: bool) -> None:
+    def __init__(
+        self,
+        ep: ExportedProgram,
+        keep_params_as_inputs: bool,
+        binding: Mapping[str, int] | None = None,
+        operands: Sequence[SSAValue] | None = None,
+    ) -> None:
+        """`binding` (torch symbol -> size) and `operands` (the arguments, in @main's
+        order) when a dynamic program is converted for one set of sizes
+        (frontends/pytorch/dynamic.py)."""
         self.ep = ep
         self.graph = ep.graph_module.graph
         self.keep_params = keep_params_as_inputs
+        self.binding = binding
+        self.operands = list(operands) if operands is not None else None
+        self._next_operand = 0
         self.builder = GraphBuilder()
         self.env: dict[Node, Any] = {}
         self.params: dict[str, Any] = {}
@@ -114,9 +137,8 @@ class ProgramImporter:
         for node in placeholders:
             spec = specs[node.name]
             if spec.kind == InputKind.USER_INPUT:
-                t = _static_type(node.name, node.meta.get("val"))
-                arg = self.builder.block.insert_arg(t, len(self.builder.block.args))
-                self.env[node] = arg
+                t = _static_type(node.name, node.meta.get("val"), self.binding)
+                self.env[node] = self._argument(t, node.name)
                 self.names.append(node.name)
             elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
                 param_nodes.append((node, spec))
@@ -130,10 +152,20 @@ class ProgramImporter:
                 self.env[node] = tensor
                 continue
             t = tensor_type(tuple(tensor.shape), np_dtype(tensor.dtype))
-            self.env[node] = self.builder.block.insert_arg(t, len(self.builder.block.args))
+            self.env[node] = self._argument(t, spec.target)
             self.names.append(spec.target)
             self.params[spec.target] = to_numpy(tensor)
         return num_data
+
+    def _argument(self, t: TensorType, name: str) -> SSAValue:
+        """A new @main argument, or the next given operand (which must have type t)."""
+        if self.operands is None:
+            return self.builder.block.insert_arg(t, len(self.builder.block.args))
+        operand = self.operands[self._next_operand]
+        self._next_operand += 1
+        if operand.type != t:
+            raise Error(f"input '{name}' is {operand.type}, the program needs {t}")
+        return operand
 
     # --- analysis ------------------------------------------------------------------------
 
@@ -196,7 +228,7 @@ class ProgramImporter:
             _label(node),
             _loc(node),
         )
-        _check_against_meta(node, out)
+        _check_against_meta(node, out, self.binding)
         return out
 
     def run_graph(self, graph: Any, env: dict[Node, Any]) -> list[Any]:
@@ -263,7 +295,7 @@ def _normalize(schema: Any, args: tuple, kwargs: dict) -> tuple[list[str], list[
     return names, values
 
 
-def _check_against_meta(node: Node, out: Any) -> None:
+def _check_against_meta(node: Node, out: Any, binding: Mapping[str, int] | None = None) -> None:
     """Compare converted results with torch's fake tensors: any difference is a bug."""
     fake = node.meta.get("val")
     if fake is None:
@@ -276,7 +308,8 @@ def _check_against_meta(node: Node, out: Any) -> None:
     for value, expected in pairs:
         if not isinstance(value, SSAValue) or not isinstance(expected, torch.Tensor):
             continue
-        want = tensor_type(tuple(int(d) for d in expected.shape), np_dtype(expected.dtype))
+        shape = tuple(_concrete(d, binding, f"PyTorch op {_label(node)}") for d in expected.shape)
+        want = tensor_type(shape, np_dtype(expected.dtype))
         if value.type != want:
             raise Error(
                 f"PyTorch op {_label(node)}: converted to {value.type} but torch computes {want} "
@@ -299,4 +332,8 @@ def from_exported_program(
         ep = exported_program.run_decompositions()
     except Exception as e:  # noqa: BLE001 - torch decomposition failures of any kind
         raise Error(f"decomposing the exported program to core ATen failed: {e}") from None
+    from xrelay.frontends.pytorch import dynamic
+
+    if dynamic.has_dynamic_inputs(ep):
+        return dynamic.deferred_program(exported_program, ep, keep_params_as_inputs)
     return ProgramImporter(ep, keep_params_as_inputs).build()
