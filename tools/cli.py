@@ -28,7 +28,8 @@
                           instead, and `--dim` sets a dynamic dimension's size for random
                           inputs (default 1). Compiled models are cached (XRELAY_CACHE_DIR).
 
-Every failure is one line `xrelay: error: ...` on stderr and exit code 1.
+Every failure is one line `xrelay: error: ...` on stderr and exit code 1 (`xrelay
+--traceback VERB ...` or XRELAY_TRACEBACK=1 prints the traceback too).
 """
 
 from __future__ import annotations
@@ -347,6 +348,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     path = Path(args.model)
     if args.repeat < 1:
         raise Error(f"--repeat takes a positive count, got {args.repeat}")
+    if args.output and not Path(args.output).resolve().parent.is_dir():
+        raise Error(f"cannot write {args.output}: its folder does not exist")
     inputs = _read_inputs(args.input)
     start = time.perf_counter()
     lib, sig, params, names = _load_model(args, path, inputs)
@@ -505,6 +508,9 @@ def _output_names(path: Path, n: int) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="xrelay", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--traceback", action="store_true", help="print the whole traceback of a failure"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     inspect = sub.add_parser("inspect", help="parse, verify and summarize a model")
     inspect.add_argument("file")
@@ -565,13 +571,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     run.set_defaults(run=cmd_run)
     args = parser.parse_args(argv)
     from xrelay.lowering import pipeline
+    from xrelay.tools.report import fail
 
     pipeline.PROGRESS = True  # shown only when stderr is a terminal
     try:
         args.run(args)
-    except Error as e:
-        print(f"xrelay: error: {e}", file=sys.stderr)
-        sys.exit(1)
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - one line, never a traceback
+        fail("xrelay", e, args.traceback)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 It is xDSL's opt driver (every xDSL dialect and pass is there, and xrelay's through the
 `xdsl.universe` entry point) with xrelay's diagnostics: a parse or verification failure is one
-line `file:line:col: error: ...` on stderr and exit code 1, never a traceback. Under
+line `file:line:col: error: ...` on stderr and exit code 1, never a traceback (any other
+failure is one `xrelay-opt: error: ...` line; XRELAY_TRACEBACK=1 shows the traceback). Under
 `--verify-diagnostics` the diagnostic goes to stdout and the exit code is 0, so lit tests can
 FileCheck it.
 """
@@ -23,6 +24,7 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 from xrelay.errors import Error
 from xrelay.ir import dialect_factories, parse_module, verify_module
+from xrelay.tools.report import fail
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class XRelayOptMain(xDSLOptMain):
                 else:
                     print(message, file=sys.stderr)
                     failed = True
+            except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - never a traceback
+                fail("xrelay-opt", e)
             finally:
                 chunk.close()
         out = self.prepare_output()
@@ -102,7 +106,12 @@ class XRelayOptMain(xDSLOptMain):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    XRelayOptMain(argv).run()
+    try:
+        XRelayOptMain(argv).run()
+    except SystemExit:
+        raise
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - one line, never a traceback
+        fail("xrelay-opt", e)
 
 
 if __name__ == "__main__":
