@@ -17,6 +17,7 @@ from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.instrument_calls import SITES_ATTR
 from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
+from xrelay.lowering.limits import check_sizes
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
 
@@ -53,6 +54,7 @@ def build(
     if signature.is_dynamic or has_deferred(module):
         options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache, "profile": profile}
         return DynamicLibrary(module, signature, ctx.params, options)
+    check_sizes(module)  # before anything is allocated or compiled
     target = resolve_target(target_cpu)
     options = {"kernels": kernels, "target": target, "profile": profile}
     entry = compile_cache.key(str(module), ctx.params, options)  # also the model's hash

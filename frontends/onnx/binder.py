@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
@@ -34,6 +33,15 @@ if TYPE_CHECKING:
     from xrelay.frontends.onnx.importer import GraphImporter
 
 _REQUIRED = object()
+
+# integer attributes the ONNX spec allows only 0 or 1 for
+FLAGS = frozenset(
+    {
+        "keepdims", "noop_with_empty_axes", "select_last_index", "transA", "transB",
+        "ceil_mode", "count_include_pad", "largest", "sorted", "exclusive", "reverse",
+        "upper", "detect_negative", "detect_positive", "center_point_box",
+    }
+)  # fmt: skip
 
 
 class RunTimeValue(Error):
@@ -96,17 +104,25 @@ class Node:
     # --- attributes ----------------------------------------------------------------------
 
     def attr(self, name: str, default: Any = _REQUIRED) -> Any:
-        """An attribute as a Python value (ints, floats, strings, lists, tensors as numpy)."""
+        """An attribute as a Python value (ints, floats, strings, lists, tensors as numpy).
+        The 0/1 flags of the ONNX spec (keepdims, transA, ...) must be 0 or 1."""
         proto = self._attrs.get(name)
         if proto is None:
             if default is _REQUIRED:
                 raise self.error(f"missing required attribute '{name}'")
             return default
         value = onnx.helper.get_attribute_value(proto)
+        if name in FLAGS and value not in (0, 1):
+            raise self.error(f"attribute '{name}' must be 0 or 1, got {value!r}")
         if isinstance(value, bytes):
             return value.decode()
         if isinstance(value, onnx.TensorProto):
-            return numpy_helper.to_array(value)
+            from xrelay.frontends.onnx.importer import tensor_array
+
+            try:
+                return tensor_array(value, f"attribute '{name}' tensor")
+            except Error as e:
+                raise self.error(str(e)) from None
         if isinstance(value, list) and value and isinstance(value[0], bytes):
             return [v.decode() for v in value]
         return value

@@ -56,16 +56,45 @@ DtypeArg = str | Mapping[str, str]
 
 
 def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
-    """A ModelProto from itself or a path (external data is loaded from beside the file)."""
+    """A ModelProto from itself or a path (external data is loaded from beside the file);
+    one with no graph or no nodes is an error."""
     if isinstance(model, onnx.ModelProto):
-        return model
-    path = Path(model)
-    if not path.is_file():
-        raise Error(f"no ONNX model at {path}")
+        proto = model
+        where = "the ONNX model"
+    elif isinstance(model, str | Path):
+        path = Path(model)
+        if not path.is_file():
+            raise Error(f"no ONNX model at {path}")
+        try:
+            proto = onnx.load(str(path))
+        except Exception as e:  # noqa: BLE001 - protobuf DecodeError, missing external data, ...
+            raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
+        where = f"ONNX model {path}"
+    else:
+        raise Error(
+            f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}"
+        )
+    if not proto.HasField("graph"):
+        raise Error(f"{where} has no graph (an empty or truncated file?)")
+    if not proto.graph.node and not proto.graph.output:
+        raise Error(f"{where} has an empty graph")
+    return proto
+
+
+def tensor_array(tensor: onnx.TensorProto, what: str) -> np.ndarray:
+    """An initializer or tensor attribute as numpy; a malformed one (an unknown data type,
+    negative dims, data shorter than its dims) is an error naming it."""
+    if tensor.data_type not in onnx.TensorProto.DataType.values() or tensor.data_type == 0:
+        raise Error(f"{what} '{tensor.name}' has an unknown data type {tensor.data_type}")
+    if any(d < 0 for d in tensor.dims):
+        raise Error(f"{what} '{tensor.name}' has negative dimensions {list(tensor.dims)}")
     try:
-        return onnx.load(str(path))
-    except Exception as e:  # noqa: BLE001 - protobuf DecodeError, missing external data, ...
-        raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
+        return numpy_helper.to_array(tensor)
+    except Exception as e:  # noqa: BLE001 - numpy or onnx's own complaint, named
+        raise Error(
+            f"{what} '{tensor.name}' does not hold the {list(tensor.dims)} values it declares "
+            f"({type(e).__name__}: {e})"
+        ) from None
 
 
 # Ops never evaluated at import: Constant has no inputs to fold, and a dequantized weight
@@ -202,10 +231,20 @@ class GraphImporter:
         elem = value.type.tensor_type.elem_type
         if isinstance(self.dtype, Mapping) and name in self.dtype:
             np_dtype = np.dtype(self.dtype[name])
-        elif elem:
-            np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
+        elif elem in onnx.helper.get_all_tensor_dtypes() and elem != 0:
+            try:
+                np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
+            except (KeyError, TypeError, ValueError):
+                raise UnsupportedOpsError(
+                    f"input '{name}' has element type {onnx.TensorProto.DataType.Name(elem)}, "
+                    "which xrelay does not compute with"
+                ) from None
+        elif elem != 0:
+            raise Error(f"input '{name}' has an unknown element type {elem}")
+        elif isinstance(self.dtype, str):  # undeclared: the dtype= default
+            np_dtype = np.dtype(self.dtype)
         else:
-            np_dtype = np.dtype(self.dtype if isinstance(self.dtype, str) else "float32")
+            raise Error(f"input '{name}' declares no element type: pass dtype={{'{name}': ...}}")
         declared = _input_dims(value)
         dims = self.shape.get(name, declared)
         if name in self.shape and declared is not None and len(dims) != len(declared):
@@ -362,7 +401,7 @@ class GraphImporter:
         try:
             self.env.update(bindings)
             for init in graph.initializer:
-                self.env[init.name] = Value(array=numpy_helper.to_array(init))
+                self.env[init.name] = Value(array=tensor_array(init, "initializer"))
             for index, node in enumerate(graph.node):
                 self.convert_node(node, index)
             missing = [o.name for o in graph.output if o.name not in self.env]
@@ -373,7 +412,7 @@ class GraphImporter:
             self.env = saved
 
     def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-        initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        initializers = {t.name: tensor_array(t, "initializer") for t in self.graph.initializer}
         unknown = sorted(set(self.shape) - {v.name for v in self.graph.input})
         if unknown:
             real = [v.name for v in self.graph.input if v.name not in initializers]

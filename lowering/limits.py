@@ -1,0 +1,61 @@
+"""Sizes checked before anything is allocated or compiled: no tensor of a module may hold
+more than `max_tensor_bytes()` (XRELAY_MAX_TENSOR_BYTES, default half of this machine's
+memory). A larger one is an `xrelay.Error` naming the op and the size, instead of an abort
+inside LLVM (section memory) or a failed allocation at run time."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xrelay.dialects.dims import is_dynamic
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.errors import Error
+from xrelay.ir import location_str
+
+
+def max_tensor_bytes() -> int:
+    value = os.environ.get("XRELAY_MAX_TENSOR_BYTES", "").strip()
+    if value:
+        try:
+            return int(float(value))
+        except ValueError:
+            raise Error(f"XRELAY_MAX_TENSOR_BYTES must be a number, not '{value}'") from None
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError):
+        return 1 << 34
+
+
+def tensor_bytes(t: TensorType) -> int:
+    try:
+        itemsize = numpy_dtype(t.element_type).itemsize
+    except Error:
+        itemsize = 8
+    return int(np.prod([int(d) for d in t.get_shape()], dtype=object)) * itemsize
+
+
+def check_sizes(module: ModuleOp) -> None:
+    """Raise if a value or argument of `module` (static shapes) is larger than the limit."""
+    from xdsl.dialects import func
+    from xrelay.signature import FunctionSignature
+
+    limit = max_tensor_bytes()
+
+    def check(t: object, what: str) -> None:
+        if isinstance(t, TensorType) and not is_dynamic(t):
+            size = tensor_bytes(t)
+            if size > limit:
+                raise Error(
+                    f"{what} is a {t} of {size / 2**30:.1f} GiB, over the limit of "
+                    f"{limit / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
+                )
+
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            names = [a.name for a in FunctionSignature.of(op).args]
+            for arg, name in zip(op.body.block.args, names):
+                check(arg.type, f"input '{name}' of @{op.sym_name.data}")
+        for result in op.results:
+            check(result.type, f"{location_str(op)}: the result of '{op.name}'")
