@@ -2,7 +2,7 @@
 xrelay.build + lib.run (the JIT), compared as the ONNX runner does (same number of
 outputs, dtype and shape, assert_allclose with the case's rtol/atol, NaN equal).
 
-    python tests/e2e/onnx_backend/conformance.py [--jobs 2] [--timeout 120] [--filter SUBSTR]
+    python -m xrelay.tests.e2e.onnx_backend.conformance [--jobs 2] [--timeout 120] [--filter SUBSTR]
                                                  [--executor jit|debug] [--write-table]
                                                  [--specialize]
 

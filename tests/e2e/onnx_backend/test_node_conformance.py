@@ -2,9 +2,8 @@
 and every outcome as the expected-outcome table says. The summary line is printed at the
 end of the pytest run.
 
-The run is the documented command, in its own process: its workers are spawned
-interpreters that import the runner as the script they were started from, which a module
-imported by pytest (named after the checkout's folder) is not."""
+The run is the documented command (`python -m xrelay.tests.e2e.onnx_backend.conformance`)
+in its own process, so that a crash in a worker cannot take pytest down with it."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ SUMMARY = re.compile(r"^node cases \(jit, as a user runs them\): (.*) in \d+ s$"
 
 @pytest.mark.slow
 def test_node_cases_match_the_table():
-    argv = [sys.executable, conformance.__file__, "--jobs", "2", "--timeout", "120"]
+    argv = [sys.executable, "-m", "xrelay.tests.e2e.onnx_backend.conformance", "--jobs", "2", "--timeout", "120"]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     summary = SUMMARY.search(done.stdout)
     assert summary is not None, done.stdout + done.stderr
