@@ -5,6 +5,7 @@ each op's source location, and a verifier whose failures are one-line diagnostic
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -44,6 +45,9 @@ class LocatingParser(Parser):
             op = super().parse_operation()
         except VerifyException as e:
             self.raise_error(str(e), start)
+        except (NotImplementedError, ValueError, OverflowError, struct.error) as e:
+            # xDSL's own failures on well-formed text it cannot represent (an array<i69>)
+            self.raise_error(f"cannot represent this op: {e}", start)
         if isinstance(op.location, UnknownLoc):
             loc = start.get_location()
             op.location = FileLineColLoc(

@@ -31,6 +31,7 @@ _PASS_CLASSES: dict[str, str] = {
     "link-external": "xrelay.lowering.external:LinkExternal",
     "fuse-composites": "xrelay.lowering.fuse_composites:FuseComposites",
     "inline-calls": "xrelay.lowering.inline_calls:InlineCalls",
+    "expose-checks": "xrelay.lowering.expose_checks:ExposeChecks",
     "hoist-constants": "xrelay.lowering.hoist_constants:HoistConstants",
     "qnn-legalize": "xrelay.lowering.qnn_legalize:QnnLegalize",
     "select-kernels": "xrelay.lowering.select_kernels:SelectKernels",

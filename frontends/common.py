@@ -17,9 +17,10 @@ import numpy as np
 from xdsl.dialects.builtin import LocationAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.constants import constant_ops
+from xrelay.dialects.constants import constant_ops, constant_value
 from xrelay.dialects.dims import Dim, prod, shape_of
 from xrelay.dialects.dtypes import element_type
+from xrelay.dialects.relay.tensor import check_index_values
 
 
 class Emitter(Protocol):
@@ -41,6 +42,19 @@ def const(b: Emitter, array: Any, dtype: Any = None) -> SSAValue:
     for op in constant_ops(np.asarray(array, dtype=dtype)):
         result = b.emit(op)
     return result
+
+
+def checked_indices(
+    b: Emitter, indices: SSAValue, data: SSAValue, axis: int, what: str, depth: int = 0
+) -> SSAValue:
+    """`indices` as an op of `what` (the model node) may use them: constant ones are
+    checked now, the others at run time (relay.check_indices)."""
+    value = constant_value(indices)
+    shape = shape_of(data.type)
+    if value is not None and all(isinstance(d, int) for d in shape):
+        check_index_values(what, value, shape, axis % len(shape), depth)
+        return indices
+    return b.emit(relay.CheckIndicesOp(indices, data, axis=axis, depth=depth, what=what))
 
 
 def arange(b: Emitter, n: Dim, dtype: Any = np.int64) -> SSAValue:

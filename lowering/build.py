@@ -15,6 +15,7 @@ from xrelay.ir import verify_module
 from xrelay.lowering import cache as compile_cache
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
+from xrelay.lowering.expose_checks import read_checks
 from xrelay.lowering.instrument_calls import SITES_ATTR
 from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
 from xrelay.lowering.limits import check_sizes
@@ -83,11 +84,14 @@ def build(
     signature = FunctionSignature(
         signature.args + added, signature.results, signature.result_dtypes
     )
-    _check_arity(work, signature)
+    checks = read_checks(work)
+    _check_arity(work, signature, extra=1 if checks else 0)
     start = time.perf_counter()
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
     meta: dict = {"model_hash": entry, "options": {"kernels": kernels, "profile": profile}}
+    if checks:
+        meta["checks"] = [list(c) for c in checks]
     sites = work.attributes.get(SITES_ATTR)
     if isinstance(sites, ArrayAttr):
         meta["profile_sites"] = [s.data for s in sites.data]
@@ -115,13 +119,14 @@ def _unused_params(module: ModuleOp, signature: FunctionSignature) -> list[str]:
     return []
 
 
-def _check_arity(module: ModuleOp, signature: FunctionSignature) -> None:
-    """The lowered main takes one pointer per argument and result of the signature (a
-    mismatch would make the native call read past its arguments)."""
+def _check_arity(module: ModuleOp, signature: FunctionSignature, extra: int = 0) -> None:
+    """The lowered main takes one pointer per argument and result of the signature, and
+    `extra` more (the index-check result; a mismatch would make the native call read past
+    its arguments)."""
     for op in module.ops:
         if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main":
             arity = len(op.function_type.inputs)
-            expected = len(signature.args) + len(signature.results)
+            expected = len(signature.args) + len(signature.results) + extra
             if arity != expected:
                 raise Error(f"build: lowered main takes {arity} pointers, expected {expected}")
             return

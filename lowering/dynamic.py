@@ -97,6 +97,12 @@ class DynamicLibrary:
             "or pickle the library (it pickles with the specializations compiled so far)"
         )
 
+    def export_library(self, path: Any, name: str | None = None) -> Any:
+        raise Error(
+            "a shared library (export_library) holds one static build, and this library "
+            "serves dynamic shapes: pin the inputs' shapes (from_onnx(shape=...)) and build again"
+        )
+
     def __reduce__(self) -> tuple[Any, ...]:
         from xrelay.lowering.artifact import dumps
 

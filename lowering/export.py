@@ -12,7 +12,8 @@ one 64-byte-aligned read-only blob (`.incbin`), and a small generated C file hol
 
 `inputs` are the data inputs in signature order, `outputs` buffers the caller allocated
 (C-contiguous, of the shapes and dtypes the query functions give; narrow types as their
-storage). The thread count is `XRELAY_NUM_THREADS`, else the online CPUs, read when the
+storage). `run` returns 0, 1 for a null argument, or 2 when an index a gather or
+scatter reads at run time is out of range (the outputs are then not valid). The thread count is `XRELAY_NUM_THREADS`, else the online CPUs, read when the
 library loads. Only symbols starting `xr_<name>_` are exported. Without a C compiler or
 objcopy this is an `xrelay.Error`.
 """
@@ -79,6 +80,22 @@ def _table(kind: str, name: str, items: list[tuple[str, tuple[int, ...], str]]) 
     return "\n".join(lines)
 
 
+def _bounds_check(checks: list, name: str, args: str) -> str:
+    """The body of xr_<name>_run: the call, then each index check (2: an index was out of
+    range; the C caller gets a status, not the message)."""
+    if not checks:
+        return f"    xr_{name}_main({args});\n    return 0;"
+    limits = ", ".join(str(int(size)) for _, _, size in checks)
+    return (
+        f"    int64_t bounds[{2 * len(checks)}];\n"
+        f"    static const int64_t sizes[] = {{{limits}}};\n"
+        f"    xr_{name}_main({args});\n"
+        f"    for (int k = 0; k < {len(checks)}; ++k)\n"
+        "        if (bounds[2 * k] < -sizes[k] || bounds[2 * k + 1] >= sizes[k]) return 2;\n"
+        "    return 0;"
+    )
+
+
 def _sources(lib: Library, name: str) -> tuple[str, str, bytes]:
     """(C source, header, parameter blob)."""
     sig = lib.signature
@@ -96,6 +113,9 @@ def _sources(lib: Library, name: str) -> tuple[str, str, bytes]:
             call_args.append(f"(void*)(xr_{name}_weights + {len(blob)})")
             blob += np.ascontiguousarray(lib.params[arg.name]).tobytes()
     call_args += [f"outputs[{i}]" for i in range(len(sig.results))]
+    checks = lib.checks  # index checks: (min, max) per checked axis (expose-checks)
+    if checks:
+        call_args.append("bounds")
     n_args = len(call_args)
     inputs = [(a.name, tuple(a.shape), (a.storage or a.dtype).name) for a in sig.inputs]
     outputs = [
@@ -125,8 +145,7 @@ __attribute__((constructor)) static void xr_{name}_init(void) {{
 
 XR_API int xr_{name}_run(const void* const* inputs, void* const* outputs) {{
     if (!inputs || !outputs) return 1;
-    xr_{name}_main({", ".join(call_args)});
-    return 0;
+{_bounds_check(checks, name, ", ".join(call_args))}
 }}
 
 {_table("input", name, inputs)}
@@ -140,7 +159,8 @@ XR_API int xr_{name}_run(const void* const* inputs, void* const* outputs) {{
 extern "C" {{
 #endif
 /* Run the model: `inputs` in this order, `outputs` buffers the caller allocates
-   (C-contiguous). Returns 0. Not reentrant: temporaries live in one static arena. */
+   (C-contiguous). Returns 0; 2 if an index read at run time was out of range (the
+   outputs are then not valid). Not reentrant: temporaries live in one static arena. */
 int xr_{name}_run(const void* const* inputs, void* const* outputs);
 int xr_{name}_num_inputs(void);
 int xr_{name}_num_outputs(void);

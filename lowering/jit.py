@@ -23,6 +23,7 @@ from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.errors import Error
+from xrelay.lowering.expose_checks import first_violation
 from xrelay.signature import FunctionSignature, check_inputs
 
 _initialized = False
@@ -212,6 +213,9 @@ class Library:
         self.times = dict(times or {})
         self.target = target or resolve_target(None)
         self.meta = dict(meta or {})
+        # run-time index checks (lowering/expose_checks.py): main writes (min, max) pairs
+        # into one extra buffer after the results
+        self.checks = [tuple(c) for c in self.meta.get("checks", [])]
         start = time.perf_counter()
         if module is not None:
             machine = target_machine(self.target)
@@ -250,7 +254,7 @@ class Library:
         address = engine.get_function_address("main")
         if not address:
             raise Error("the compiled module has no main function")
-        n_args = len(self.signature.args) + len(self.signature.results)
+        n_args = len(self.signature.args) + len(self.signature.results) + bool(self.checks)
         self._engine = engine
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
 
@@ -271,8 +275,15 @@ class Library:
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
         pointers = [next(arrays).ctypes.data if read else None for read in self._read]
         pointers += [a.ctypes.data for a in outputs]
+        bounds = np.zeros(2 * len(self.checks), np.int64)
+        if self.checks:
+            pointers.append(bounds.ctypes.data)
         with self._lock:  # temporaries live in one static arena (plan-buffers)
             self._main(*pointers)
+        if self.checks:
+            error = first_violation(self.checks, bounds)
+            if error is not None:
+                raise error
         return self.signature.outputs(outputs)
 
     __call__ = run

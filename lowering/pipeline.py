@@ -3,6 +3,7 @@
     link-external     functions a target's codegen compiles -> external declarations
     fuse-composites   conv composites -> one fused loop nest each (output written once)
     inline-calls      other composite / partition functions inlined back into @main
+    expose-checks     run-time index checks -> min/max of the indices, an extra result
     hoist-constants   large constants of @main -> parameters (passed as buffers, not globals)
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
     select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
@@ -49,6 +50,7 @@ from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
 from xrelay.lowering.emit_runtime import EmitRuntime
+from xrelay.lowering.expose_checks import ExposeChecks
 from xrelay.lowering.external import LinkExternal
 from xrelay.lowering.fuse_composites import FuseComposites
 from xrelay.lowering.hoist_constants import HoistConstants
@@ -67,6 +69,7 @@ from xrelay.lowering.to_llvm import ToLLVM
 # - external functions are taken out first: nothing after may lower or inline them;
 # - conv composites become fused loop nests while their boundaries are still known; the
 #   other composites are then inlined (later stages expect one function);
+# - index checks become results once every check is in @main, before anything is hoisted;
 # - constants are hoisted once everything is in @main, and before select-kernels so that
 #   folded weights are parameters prepack-weights can pack;
 # - qnn-legalize makes the integer products select-kernels leaves alone (it picks f32);
@@ -81,6 +84,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("link-external", LinkExternal),
     ("fuse-composites", FuseComposites),
     ("inline-calls", InlineCalls),
+    ("expose-checks", ExposeChecks),
     ("hoist-constants", HoistConstants),
     ("qnn-legalize", QnnLegalize),
     ("select-kernels", SelectKernels),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_from_dense
-from xrelay.dialects.relay.tensor import slice_specs
+from xrelay.dialects.relay.tensor import check_index_values, slice_specs
 from xrelay.reference.registry import impl
 
 
@@ -62,6 +62,12 @@ def take(op: relay.TakeOp, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
     else:
         idx = np.clip(np.where(idx < 0, idx + n, idx), 0, n - 1)
     return np.take(x, idx, axis=axis)
+
+
+@impl(relay.CheckIndicesOp)
+def check_indices(op: relay.CheckIndicesOp, indices: np.ndarray, x: np.ndarray) -> np.ndarray:
+    check_index_values(op.attrs.what, indices, x.shape, op.attrs.axis % x.ndim, op.attrs.depth)
+    return indices
 
 
 @impl(relay.GatherOp)

@@ -32,7 +32,7 @@ from xrelay.dialects.dims import (
     shape_of,
     simplify_ratio,
 )
-from xrelay.errors import ShapeError
+from xrelay.errors import Error, ShapeError
 
 from .base import (
     Attrs,
@@ -501,6 +501,60 @@ class GatherNDOp(RelayOp):
         return [tensor((*i[:-1], *d[b + i[-1] :]), data.element_type)]
 
 
+def index_error(what: str, index: int, axis: int, size: int) -> Error:
+    """The error of an index out of range (every executor and the frontends raise it)."""
+    return Error(f"{what}: index {index} is out of range for axis {axis} of size {size}")
+
+
+def check_index_values(
+    what: str, indices: np.ndarray, shape: Sequence[int], axis: int, depth: int = 0
+) -> None:
+    """Raise `index_error` for the first element of `indices` out of range for `axis` of
+    `shape` (component j for axis + j with `depth`; see CheckIndicesOp)."""
+    parts = [(axis, indices)] if not depth else [(axis + j, indices[..., j]) for j in range(depth)]
+    for ax, values in parts:
+        values = np.asarray(values).astype(np.int64).ravel()
+        bad = (values < -shape[ax]) | (values >= shape[ax])
+        if bad.any():
+            raise index_error(what, int(values[np.argmax(bad)]), ax, int(shape[ax]))
+
+
+@irdl_op_definition
+class CheckIndicesOp(RelayOp):
+    """`indices` unchanged, once every element is known to index axis `axis` of `data`
+    (-n to n - 1 for an axis of size n). With `depth` > 0 the last axis of `indices` has
+    that length and component j indexes axis `axis + j` (gather_nd). An index out of range
+    is an `xrelay.Error` that starts with `what` (the model node the indices feed) at run
+    time: lowering/expose_checks.py makes the check a result of @main that the runtime
+    reads; the reference executor raises at once.
+
+    %j = relay.check_indices %i, %x {axis = 0 : i64, what = "node 'g' (Gather)"} : (tensor<2xi64>, tensor<5x3xf32>) -> tensor<2xi64>
+    """
+
+    name = "relay.check_indices"
+    indices = operand_def(TensorType)
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = int_prop(0)
+    depth = int_prop(0)
+    what = str_prop("")
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        indices, data = expect_count(name, types, 2)
+        _expect_int_indices(name, indices)
+        rank = data.get_num_dims()
+        axis = norm_axis(name, attrs.axis, rank)
+        if attrs.depth < 0 or axis + attrs.depth > rank:
+            raise ShapeError(f"'{name}' depth {attrs.depth} from axis {axis} passes rank {rank}")
+        last = shape_of(indices)[-1] if indices.get_num_dims() else None
+        if attrs.depth and (last is None or (isinstance(last, int) and last != attrs.depth)):
+            raise ShapeError(
+                f"'{name}' indices {fmt_type(indices)} must end in an axis of {attrs.depth}"
+            )
+        return [indices]
+
+
 @irdl_op_definition
 class TileOp(RelayOp):
     """Repeat the tensor `reps[i]` times along axis i (numpy tile: the shorter of rank and
@@ -598,6 +652,7 @@ TENSOR_OPS = [
     TakeOp,
     GatherOp,
     GatherNDOp,
+    CheckIndicesOp,
     TileOp,
     ShapeOfOp,
     ArangeOp,

@@ -95,8 +95,13 @@ class Node:
 
     # --- errors --------------------------------------------------------------------------
 
+    @property
+    def label(self) -> str:
+        """How errors name this node: `ONNX node 'name' (OpType)`."""
+        return f"ONNX node '{self.name}' ({self.op_type})"
+
     def error(self, message: str) -> Error:
-        return Error(f"ONNX node '{self.name}' ({self.op_type}): {message}")
+        return Error(f"{self.label}: {message}")
 
     def unsupported(self, what: str) -> Error:
         return self.error(f"unsupported {what}")

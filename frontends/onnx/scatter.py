@@ -10,6 +10,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type
+from xrelay.frontends.common import checked_indices
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -94,7 +95,7 @@ def scatter_elements(b: Node) -> SSAValue:
     strides = [int(np.prod(shape[d + 1 :])) for d in range(rank)]
     coords = np.indices(idx_shape)
     base = sum(coords[d] * strides[d] for d in range(rank) if d != axis)
-    target = _normalized(b, indices, shape[axis])
+    target = _normalized(b, checked_indices(b, indices, data, axis, b.label), shape[axis])
     target = b.emit(relay.MultiplyOp(target, b.constant(np.int64(strides[axis]))))
     positions = b.emit(relay.AddOp(target, b.constant(base.astype(np.int64))))
     count = int(np.prod(idx_shape))
@@ -118,8 +119,9 @@ def scatter_nd(b: Node) -> SSAValue:
     data, indices, updates = b.input(0), b.input(1), b.input(2)
     shape, idx_shape = _shape(data), _shape(indices)
     k = idx_shape[-1]
-    if k > len(shape):
+    if not 0 < k <= len(shape):
         raise b.error(f"indices address {k} axes of rank-{len(shape)} data")
+    indices = checked_indices(b, indices, data, 0, b.label, k)
     row_strides = [int(np.prod(shape[d + 1 : k])) for d in range(k)]
     parts = []
     for d in range(k):

@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import Dim, dim_str, equal, normalize, prod, shape_of
-from xrelay.frontends.common import arange, dim_scalar
+from xrelay.frontends.common import arange, checked_indices, dim_scalar
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
 from xrelay.frontends.onnx.symbolic import ceiling_div, is_symbolic, symbolic_array
@@ -153,17 +153,26 @@ def unsqueeze(b: Node) -> SSAValue:
 
 @onnx_op("Gather")
 def gather(b: Node) -> SSAValue:
-    return b.emit(relay.TakeOp(b.input(0), b.input(1), axis=b.attr("axis", 0), mode="clip"))
+    axis = b.attr("axis", 0)
+    indices = checked_indices(b, b.input(1), b.input(0), axis, b.label)
+    return b.emit(relay.TakeOp(b.input(0), indices, axis=axis, mode="clip"))
 
 
 @onnx_op("GatherElements", since=11)
 def gather_elements(b: Node) -> SSAValue:
-    return b.emit(relay.GatherOp(b.input(0), b.input(1), axis=b.attr("axis", 0)))
+    axis = b.attr("axis", 0)
+    indices = checked_indices(b, b.input(1), b.input(0), axis, b.label)
+    return b.emit(relay.GatherOp(b.input(0), indices, axis=axis))
 
 
 @onnx_op("GatherND", since=11)
 def gather_nd(b: Node) -> SSAValue:
-    return b.emit(relay.GatherNDOp(b.input(0), b.input(1), batch_dims=b.attr("batch_dims", 0)))
+    batch = b.attr("batch_dims", 0)
+    depth = b.shape(1)[-1] if b.rank(1) else 0
+    if not isinstance(depth, int) or not 0 < depth <= b.rank(0) - batch:
+        raise b.error(f"indices {b.shape(1)} do not index data {b.shape(0)} after {batch} batch axes")
+    indices = checked_indices(b, b.input(1), b.input(0), batch, b.label, depth)
+    return b.emit(relay.GatherNDOp(b.input(0), indices, batch_dims=batch))
 
 
 @onnx_op("Slice")

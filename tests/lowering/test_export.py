@@ -67,7 +67,11 @@ int main(int argc, char** argv) {
 """
 
 
-def run_from_c(lib, name: str, tmp_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_from_c(
+    lib, name: str, tmp_path: Path, inputs: list[np.ndarray], status: int = 0
+) -> list[np.ndarray]:
+    """Run the exported `lib` from a C program; `status`: its expected exit code (3 when
+    xr_<name>_run fails)."""
     header = lib.export_library(tmp_path / f"{name}.so")
     assert header == tmp_path / f"{name}.h"
     (tmp_path / "prog.c").write_text(PROGRAM.replace("NAME", name))
@@ -82,7 +86,7 @@ def run_from_c(lib, name: str, tmp_path: Path, inputs: list[np.ndarray]) -> list
         [str(tmp_path / "prog"), str(tmp_path)], check=False, capture_output=True, text=True,
         env={"XRELAY_NUM_THREADS": "2", "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == status, done.stderr
     return [
         np.fromfile(tmp_path / f"out{i}.bin", dtype=dtype).reshape(shape)
         for i, (shape, dtype) in enumerate(lib.signature.results)

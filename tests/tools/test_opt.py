@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import xrelay
 
 ROOT = Path(__file__).resolve().parents[2]
 DIALECT_FILES = sorted(
@@ -89,6 +90,18 @@ def test_syntax_error_is_located(tmp_path: Path):
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith(f"{path}:2:")
     assert "relay.nosuchop is not registered" in result.stderr
+
+
+def test_an_attribute_xdsl_cannot_represent_is_located():
+    """Found by fuzzing: `array<i69: ...>` made xDSL raise NotImplementedError."""
+    text = (
+        "func.func @f(%x: tensor<1x4x9x9xf32>, %w: tensor<4x2x3x3xf32>) {\n"
+        "  %t = relay.nn.conv2d_transpose %x, %w {output_padding = array<i69: 1, 1>} : "
+        "(tensor<1x4x9x9xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x11x11xf32>\n"
+        "  func.return\n}\n"
+    )
+    with pytest.raises(xrelay.ParseError, match=r"<string>:2:3: error: cannot represent"):
+        xrelay.parse_module(text)
 
 
 def test_output_file_and_unknown_pass(tmp_path: Path):

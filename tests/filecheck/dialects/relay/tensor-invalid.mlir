@@ -152,3 +152,21 @@ func.func @f() {
   func.return
 }
 // CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.arange' op dtype must be an integer or float type, got i1
+
+// -----
+
+// relay.check_indices: gather_nd-style indices must end in an axis of `depth`.
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<5x3xi64>) {
+  %0 = relay.check_indices %i, %x {depth = 2 : i64} : (tensor<5x3xi64>, tensor<2x3xf32>) -> tensor<5x3xi64>
+  func.return
+}
+// CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.check_indices' op indices tensor<5x3xi64> must end in an axis of 2
+
+// -----
+
+// relay.check_indices: float indices.
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<5xf32>) {
+  %0 = relay.check_indices %i, %x : (tensor<5xf32>, tensor<2x3xf32>) -> tensor<5xf32>
+  func.return
+}
+// CHECK: tensor-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.check_indices' op expects integer indices, got tensor<5xf32>

@@ -68,6 +68,10 @@ func.func @gathers(%x: tensor<2x3x4xf32>, %i: tensor<2x3x2xi64>, %t: tensor<5x2x
   %g = relay.gather %x, %i {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x2xi64>) -> tensor<2x3x2xf32>
   // CHECK: relay.gather_nd %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
   %n = relay.gather_nd %x, %t : (tensor<2x3x4xf32>, tensor<5x2xi64>) -> tensor<5x4xf32>
+  // CHECK: relay.check_indices %{{.*}}, %{{.*}} {axis = 1 : i64, what = "node 'g'"} : (tensor<2x3x2xi64>, tensor<2x3x4xf32>) -> tensor<2x3x2xi64>
+  %c = relay.check_indices %i, %x {axis = 1 : i64, what = "node 'g'"} : (tensor<2x3x2xi64>, tensor<2x3x4xf32>) -> tensor<2x3x2xi64>
+  // CHECK: relay.check_indices %{{.*}}, %{{.*}} {depth = 2 : i64, what = "node 'n'"} : (tensor<5x2xi64>, tensor<2x3x4xf32>) -> tensor<5x2xi64>
+  %d = relay.check_indices %t, %x {depth = 2 : i64, what = "node 'n'"} : (tensor<5x2xi64>, tensor<2x3x4xf32>) -> tensor<5x2xi64>
   func.return
 }
 

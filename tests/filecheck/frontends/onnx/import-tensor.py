@@ -55,9 +55,11 @@ show(
     [init("sizes", np.array([2, 3], np.int64))],
 )
 
-# Gather with run-time indices is take; Unsqueeze/Squeeze are reshape/squeeze.
+# Gather with run-time indices is take of the checked indices (an index out of range is
+# an error at run time); Unsqueeze/Squeeze are reshape/squeeze.
 # CHECK-LABEL: // case: gather
-# CHECK: %[[G:.+]] = relay.take %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+# CHECK: %[[I:.+]] = relay.check_indices %i, %x {what = "ONNX node 'Gather_0' (Gather)"} : (tensor<2xi64>, tensor<5x3xf32>) -> tensor<2xi64>
+# CHECK: %[[G:.+]] = relay.take %x, %[[I]] : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
 # CHECK: %[[U:.+]] = relay.reshape %[[G]] {newshape = array<i64: 1, 2, 3>} : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
 # CHECK: relay.squeeze %[[U]] {axis = array<i64: 0>} : (tensor<1x2x3xf32>) -> tensor<2x3xf32>
 show(
