@@ -273,7 +273,12 @@ def check_inputs(
         if value is None:
             kind = "parameter" if arg.is_param else "input"
             raise Error(f"missing {kind} '{arg.name}' ({_describe(arg.shape, arg.dtype)})")
-        array = np.asarray(value)
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError) as e:  # a ragged nested list, an odd object
+            raise Error(f"input '{arg.name}' is not an array: {e}") from None
+        if array.dtype != arg.dtype and array.dtype.newbyteorder("=") == arg.dtype:
+            array = array.astype(arg.dtype)  # the other byte order: the same values, native
         if array.dtype != arg.dtype or not _shape_fits(arg.shape, array.shape):
             raise Error(
                 f"input '{arg.name}' expects {_describe(arg.shape, arg.dtype)}, "

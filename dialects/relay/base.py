@@ -258,6 +258,15 @@ class RelayOp(IRDLOperation, ABC):
             ) from None
 
     def verify_(self) -> None:
+        # properties parse from the attribute dictionary: a name there that is not one of
+        # them and has no dialect prefix (`xrelay.target`) is a misspelled property
+        unknown = sorted(a for a in self.attributes if "." not in a)
+        if unknown:
+            known = sorted(self.get_irdl_definition().properties) or ["none"]
+            raise ShapeError(
+                f"'{self.name}' has no attribute '{unknown[0]}' (its attributes: "
+                f"{', '.join(known)})"
+            )
         expected = type(self).checked_infer([o.type for o in self.operands], self.attrs, self.name)
         actual = [r.type for r in self.results]
         if list(expected) != actual:

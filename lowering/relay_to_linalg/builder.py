@@ -352,11 +352,12 @@ class Emitter:
         elem: Attribute,
         init: float,
         combine: Callable[..., SSAValue],
+        acc_elem: Attribute | None = None,
     ) -> SSAValue:
         """A reduction generic into a filled accumulator. Half-precision sums accumulate in
-        f32 and round once at the end: `combine(body, acc, *inputs)` sees float inputs
-        already widened to the accumulator's type."""
-        acc_elem = accumulator_type(elem)
+        f32 (or in `acc_elem`) and round once at the end: `combine(body, acc, *inputs)`
+        sees float inputs already widened to the accumulator's type."""
+        acc_elem = acc_elem or accumulator_type(elem)
         acc = self.full(out_shape, acc_elem, init)
 
         def body(b: Body) -> SSAValue:

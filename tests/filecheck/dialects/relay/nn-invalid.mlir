@@ -251,3 +251,12 @@ func.func @f(%x: tensor<1x2x4x4x4xf32>) {
   func.return
 }
 // CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.avg_pool3d' op result type tensor<1x2x4x4x4xf32> does not match the inferred tensor<1x2x3x3x3xf32>
+
+// -----
+
+// A misspelled property (no dialect prefix) is an error, not silently ignored.
+func.func @f(%x: tensor<2x3xf32>) {
+  %0 = relay.nn.softmax %x {axsi = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.softmax' op has no attribute 'axsi' (its attributes: axis)
