@@ -20,7 +20,6 @@ from xrelay.lowering.relay_to_linalg.builder import (
     shape_of,
 )
 
-
 # f32 sums over at least this many values accumulate in f64
 WIDE_SUM_COUNT = 1024
 
