@@ -5,35 +5,11 @@ inside LLVM (section memory) or a failed allocation at run time."""
 
 from __future__ import annotations
 
-import os
-
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xrelay.dialects.dims import is_dynamic
-from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.dialects.limits import max_tensor_bytes, tensor_bytes
 from xrelay.errors import Error
 from xrelay.ir import location_str
-
-
-def max_tensor_bytes() -> int:
-    value = os.environ.get("XRELAY_MAX_TENSOR_BYTES", "").strip()
-    if value:
-        try:
-            return int(float(value))
-        except ValueError:
-            raise Error(f"XRELAY_MAX_TENSOR_BYTES must be a number, not '{value}'") from None
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError):
-        return 1 << 34
-
-
-def tensor_bytes(t: TensorType) -> int:
-    try:
-        itemsize = numpy_dtype(t.element_type).itemsize
-    except Error:
-        itemsize = 8
-    return int(np.prod([int(d) for d in t.get_shape()], dtype=object)) * itemsize
 
 
 def check_sizes(module: ModuleOp) -> None:

@@ -10,8 +10,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.dialects.limits import over_limit
+from xrelay.dialects.relay.base import fmt_type
 from xrelay.dialects.specialize import deferred_inputs, has_deferred, specialize_types
-from xrelay.errors import Error
+from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str, verify_module
 from xrelay.reference.registry import IMPLS
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
@@ -22,6 +24,10 @@ def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarra
     fn = IMPLS.get(type(op))
     if fn is None:
         raise Error(f"{location_str(op)}: no reference implementation for '{op.name}'")
+    for res in op.results:
+        why = over_limit(res.type) if isinstance(res.type, TensorType) else None
+        if why is not None:
+            raise ShapeError(f"the result of '{op.name}' is a {fmt_type(res.type)} of {why}")
     with np.errstate(all="ignore"):
         out = fn(op, *operands)
     outs = list(out) if isinstance(out, list | tuple) else [out]

@@ -42,12 +42,14 @@ from xrelay.dialects.dtypes import (
     tensor_type,
     to_storage,
 )
+from xrelay.dialects.limits import max_tensor_bytes
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import dims_tensor, emit_constant
 from xrelay.frontends.onnx import deferred, symbolic
 from xrelay.frontends.onnx.binder import Node, RunTimeValue, Value
 from xrelay.frontends.onnx.registry import STRUCTURED, lookup
 from xrelay.frontends.onnx.symbolic import is_symbolic
+from xrelay.frontends.onnx.validate import validate
 from xrelay.ir import verify_module
 from xrelay.signature import DIM_RANGES_ATTR, arg_attrs, dim_ranges_attr, res_attrs
 
@@ -353,6 +355,12 @@ class GraphImporter:
                 self.env[name] = value
             else:
                 array = np.asarray(result)
+                if array.nbytes > max_tensor_bytes():  # a broadcast view may be huge
+                    raise b.error(
+                        f"its result {name!r} of shape {list(array.shape)} is "
+                        f"{array.nbytes / 2**30:.1f} GiB, over the limit of "
+                        f"{max_tensor_bytes() / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
+                    )
                 dtype = b.narrow_outputs.get(i)
                 if dtype is None and node.op_type in NARROW_MOVES:
                     dtype = narrow.get(0)
@@ -525,6 +533,7 @@ def from_onnx(
     shapes, such as reduction axes or a Reshape target, which static shapes need known);
     they are no longer inputs of @main."""
     proto = load_model(model)
+    validate(proto)
     importer = GraphImporter(proto, shape, dtype, opset, freeze_params, const_inputs)
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()

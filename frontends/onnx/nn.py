@@ -55,6 +55,12 @@ def conv(b: Node) -> SSAValue:
     if n not in CONVS:
         raise b.unsupported(f"{n}-d convolution")
     kernel = list(b.attr("kernel_shape", b.shape(1)[2:]))
+    if (
+        b.rank(1) != n + 2
+        or any(isinstance(d, int) and d != k for k, d in zip(kernel, b.shape(1)[2:], strict=False))
+        or len(kernel) != n
+    ):
+        raise b.error(f"kernel_shape {kernel} contradicts the weight's shape {list(b.shape(1))}")
     strides = list(b.attr("strides", [1] * n))
     dilations = list(b.attr("dilations", [1] * n))
     pads = window_pads(b, b.shape(0)[2:], kernel, strides, dilations)
@@ -313,6 +319,8 @@ def log_softmax(b: Node) -> SSAValue:
 def flatten(b: Node) -> SSAValue:
     shape = b.shape(0)
     axis = b.attr("axis", 1)
+    if not -len(shape) <= axis <= len(shape):
+        raise b.error(f"axis {axis} is out of range for rank {len(shape)}")
     axis = axis + len(shape) if axis < 0 else axis
     newshape = (prod(shape[:axis]), prod(shape[axis:]))
     return b.emit(relay.ReshapeOp(b.input(0), newshape=newshape))
@@ -344,11 +352,18 @@ def pad(b: Node) -> SSAValue:
                 raise b.error(f"constant_value must be one value, got {constant.size}")
             value = float(constant[0]) if constant.size else 0.0
         if b.has_input(3):  # opset 18: pads cover only `axes`
-            axes = [int(a) % rank for a in b.const(3)]
+            axes = [int(a) for a in b.const(3)]
+            if any(not -rank <= a < rank for a in axes):
+                raise b.error(f"axes {axes} are out of range for rank {rank}")
+            axes = [a % rank for a in axes]
+            if len(pads) != 2 * len(axes):
+                raise b.error(f"pads has {len(pads)} values; {len(axes)} axes need {2 * len(axes)}")
             full = [0] * (2 * rank)
             for i, a in enumerate(axes):
                 full[a], full[rank + a] = pads[i], pads[len(axes) + i]
             pads = full
+    if len(pads) != 2 * rank:
+        raise b.error(f"pads has {len(pads)} values; a rank-{rank} input needs {2 * rank}")
     mode = b.attr("mode", "constant")
     if mode not in relay.nn.PAD_MODES:
         raise b.unsupported(f"pad mode '{mode}'")

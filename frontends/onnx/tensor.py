@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import Dim, dim_str, equal, normalize, prod, shape_of
+from xrelay.dialects.limits import max_tensor_bytes
 from xrelay.frontends.common import arange, checked_indices, dim_scalar
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -36,6 +37,14 @@ def constant_of_shape(b: Node) -> np.ndarray | SSAValue:
     if not all(isinstance(d, int) for d in shape):  # dynamic: a broadcast scalar in the IR
         return b.emit(relay.BroadcastToOp(b.constant(value.reshape(())), shape=shape))
     # a view of one element: cheap for huge shapes, and emitted as a broadcast scalar
+    if any(d < 0 for d in shape):
+        raise b.error(f"shape {list(shape)} has a negative dimension")
+    size = math.prod(shape) * value.dtype.itemsize
+    if size > max_tensor_bytes():
+        raise b.error(
+            f"shape {list(shape)} makes {size / 2**30:.1f} GiB, over the limit of "
+            f"{max_tensor_bytes() / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
+        )
     return np.broadcast_to(value.reshape(()), shape)
 
 
@@ -120,6 +129,8 @@ def split(b: Node) -> list[SSAValue]:
         sizes = [min(chunk, size - i * chunk) for i in range(parts)]
     if sum(sizes) != size:
         raise b.error(f"split sizes {sizes} do not add up to {size}")
+    if len(sizes) != n_out:
+        raise b.error(f"the node declares {n_out} outputs for {len(sizes)} parts {sizes}")
     indices = list(np.cumsum(sizes)[:-1])
     op = b.emit(relay.SplitOp(b.input(0), indices=[int(i) for i in indices], axis=axis))
     return list(op.results) if len(sizes) > 1 else [op]
@@ -145,6 +156,8 @@ def unsqueeze(b: Node) -> SSAValue:
     if axes is None:
         raise b.error("Unsqueeze needs axes")
     rank = b.rank(0) + len(axes)
+    if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
+        raise b.error(f"axes {axes} are out of range or repeated for an output of rank {rank}")
     newshape = list(b.shape(0))
     for a in sorted(x % rank for x in axes):
         newshape.insert(a, 1)

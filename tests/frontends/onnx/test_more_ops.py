@@ -96,8 +96,9 @@ def test_grid_sample_opset16_names_and_far_coordinates():
 
 def dft_model(xshape, yshape, length=None, opset=20, **attrs):
     inputs = ["x", "n" if length is not None else ""] + (["axis"] if opset >= 20 else [])
+    axis = attrs.pop("_axis", 1)
     node = helper.make_node("DFT", inputs, ["y"], **attrs)
-    inits = [helper.make_tensor("axis", I64, [], [attrs.pop("_axis", 1)])] if opset >= 20 else []
+    inits = [helper.make_tensor("axis", I64, [], [axis])] if opset >= 20 else []
     if length is not None:
         inits.append(helper.make_tensor("n", I64, [], [length]))
     return model(node, [vi("x", F, xshape)], [vi("y", F, yshape)], opset, inits)

@@ -94,3 +94,87 @@ def test_a_tensor_over_the_size_limit_is_refused_before_compiling():
     module, params = xrelay.from_onnx(m)
     with pytest.raises(xrelay.Error, match="input 'x' of @main is a .* GiB, over the limit"):
         xrelay.build(module, params)
+
+
+def _one(node, inputs=(("x", F, [2, 3]),), outputs=(("y", F, None),), inits=(), opset=17):
+    m = model([node] if isinstance(node, onnx.NodeProto) else node, inputs, outputs, inits)
+    m.opset_import[0].version = opset
+    return m
+
+
+def _ints(name, values):
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+
+
+# the invalid graphs of issue 20 that onnxruntime rejects: (model, what the Error says)
+INVALID = {
+    "value written twice": (
+        _one([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["y"])]),
+        r"'Neg_1' \(Neg\) writes 'y', which ONNX node 'Relu_0' \(Relu\) already defines",
+    ),
+    "unsqueeze axis 7 on rank 2": (
+        _one(helper.make_node("Unsqueeze", ["x", "a"], ["y"]), inits=[_ints("a", [7])]),
+        r"\(Unsqueeze\): axes \[7\] are out of range",
+    ),
+    "flatten axis 10": (
+        _one(helper.make_node("Flatten", ["x"], ["y"], axis=10)),
+        r"\(Flatten\): axis 10 is out of range for rank 2",
+    ),
+    "relu with three inputs": (
+        _one(helper.make_node("Relu", ["x", "x", "x"], ["y"])),
+        r"\(Relu\) has 3 inputs; the operator takes 1",
+    ),
+    "opset 99": (
+        _one(helper.make_node("Relu", ["x"], ["y"]), opset=99),
+        "imports opset 99 of the default ONNX domain",
+    ),
+    "cast to as a float": (
+        _one(helper.make_node("Cast", ["x"], ["y"], to=1.0)),
+        r"\(Cast\) attribute 'to' is FLOAT; the operator expects INT",
+    ),
+    "concat without axis": (
+        _one(helper.make_node("Concat", ["x", "x"], ["y"])),
+        r"\(Concat\) lacks its required attribute 'axis'",
+    ),
+    "unknown attribute": (
+        _one(helper.make_node("Softmax", ["x"], ["y"], axsi=0)),
+        r"\(Softmax\) has an unknown attribute 'axsi'",
+    ),
+    "conv kernel_shape against its weight": (
+        _one(
+            helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[5, 5]),
+            inputs=[("x", F, [1, 2, 8, 8])],
+            inits=[numpy_helper.from_array(np.zeros((3, 2, 3, 3), np.float32), "w")],
+        ),
+        r"\(Conv\): kernel_shape \[5, 5\] contradicts the weight's shape \[3, 2, 3, 3\]",
+    ),
+    "split declaring more outputs": (
+        _one(
+            helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1),
+            outputs=[("a", F, None), ("b", F, None), ("c", F, None)],
+            inits=[_ints("s", [1, 2])],
+        ),
+        r"\(Split\): the node declares 3 outputs for 2 parts",
+    ),
+    "pad widths for another rank": (
+        _one(helper.make_node("Pad", ["x", "p"], ["y"]), inits=[_ints("p", [1])]),
+        r"\(Pad\): pads has 1 values; a rank-2 input needs 4",
+    ),
+    "constant of a TiB": (
+        _one(helper.make_node("ConstantOfShape", ["s"], ["y"]), inputs=[],
+             inits=[_ints("s", [1 << 20, 1 << 20])]),
+        r"\(ConstantOfShape\): shape \[1048576, 1048576\] makes 4096.0 GiB, over the limit",
+    ),
+    "shape arithmetic past 2^63": (
+        _one(helper.make_node("ConstantOfShape", ["s"], ["y"]), inputs=[],
+             inits=[_ints("s", [1 << 40] * 3)]),
+        r"\(ConstantOfShape\): shape .* GiB, over the limit",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", INVALID)
+def test_invalid_graphs_are_errors_naming_the_node(case):
+    m, message = INVALID[case]
+    with pytest.raises(xrelay.Error, match=message):
+        xrelay.build(*xrelay.from_onnx(m))

@@ -1,0 +1,126 @@
+"""Structural checks of an ONNX graph before anything is imported, by the rules of the
+onnx package's operator schemas (what onnxruntime also refuses):
+
+- the default domain's opset is one the installed onnx package knows;
+- every value is assigned once: no two nodes write one name, and no node writes a graph
+  input or an initializer;
+- a node with a schema has as many inputs and outputs as the schema allows, only the
+  attributes it declares, each of the declared type, and every required one.
+
+Op-specific rules (axes within the rank, a kernel that matches its weight) are the
+converters'. Each problem is one `xrelay.Error` naming the node. Ops without a schema (other
+domains) are left to the converter registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import onnx
+from onnx import defs
+from xrelay.errors import Error
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+# schema attribute types by AttributeProto type, and the names errors use
+ATTR_NAMES = {v: k for k, v in onnx.AttributeProto.AttributeType.items()}
+
+
+def _label(node: onnx.NodeProto, index: int) -> str:
+    return f"ONNX node '{node.name or f'{node.op_type}_{index}'}' ({node.op_type})"
+
+
+def check_opsets(model: onnx.ModelProto) -> None:
+    newest = defs.onnx_opset_version()
+    for entry in model.opset_import:
+        if entry.domain in DEFAULT_DOMAINS and not 1 <= entry.version <= newest:
+            raise Error(
+                f"the model imports opset {entry.version} of the default ONNX domain; "
+                f"this onnx package knows opsets 1 to {newest}"
+            )
+
+
+def _schema(node: onnx.NodeProto, versions: Mapping[str, int]) -> defs.OpSchema | None:
+    domain = "" if node.domain == "ai.onnx" else node.domain
+    version = versions.get(domain)
+    if version is None:
+        return None
+    try:
+        return defs.get_schema(node.op_type, version, domain)
+    except defs.SchemaError:
+        return None
+
+
+def _check_node(node: onnx.NodeProto, index: int, schema: defs.OpSchema) -> None:
+    label = _label(node, index)
+    n_in = len(node.input)
+    while n_in and not node.input[n_in - 1]:  # trailing optional inputs left out
+        n_in -= 1
+    if not schema.min_input <= n_in <= schema.max_input:
+        raise Error(
+            f"{label} has {n_in} inputs; the operator takes "
+            f"{_range(schema.min_input, schema.max_input)}"
+        )
+    n_out = len(node.output)
+    if not schema.min_output <= n_out <= schema.max_output:
+        raise Error(
+            f"{label} has {n_out} outputs; the operator makes "
+            f"{_range(schema.min_output, schema.max_output)}"
+        )
+    declared = schema.attributes
+    for attr in node.attribute:
+        spec = declared.get(attr.name)
+        if spec is None:
+            known = ", ".join(sorted(declared)) or "none"
+            raise Error(f"{label} has an unknown attribute '{attr.name}' (it takes: {known})")
+        if attr.ref_attr_name:  # a function's attribute reference, resolved on call
+            continue
+        if attr.type != spec.type.value:
+            raise Error(
+                f"{label} attribute '{attr.name}' is {ATTR_NAMES.get(attr.type, attr.type)}; "
+                f"the operator expects {ATTR_NAMES.get(spec.type.value, spec.type.value)}"
+            )
+    given = {a.name for a in node.attribute}
+    for name, spec in declared.items():
+        if spec.required and name not in given:
+            raise Error(f"{label} lacks its required attribute '{name}'")
+
+
+def _range(lo: int, hi: int) -> str:
+    if hi >= 2**31 - 1:
+        return f"at least {lo}"
+    return f"{lo}" if lo == hi else f"{lo} to {hi}"
+
+
+def check_graph(graph: onnx.GraphProto, versions: Mapping[str, int]) -> None:
+    """The rules above for `graph` and the graphs in its nodes' attributes (each graph's
+    own names assigned once)."""
+    written: dict[str, str] = {}
+    for value in graph.input:
+        written[value.name] = f"graph input '{value.name}'"
+    for tensor in graph.initializer:
+        written.setdefault(tensor.name, f"initializer '{tensor.name}'")
+    for index, node in enumerate(graph.node):
+        label = _label(node, index)
+        for name in node.output:
+            if not name:
+                continue
+            earlier = written.get(name)
+            if earlier is not None:
+                raise Error(
+                    f"{label} writes '{name}', which {earlier} already defines (every value "
+                    "is assigned once)"
+                )
+            written[name] = label
+        schema = _schema(node, versions)
+        if schema is not None:
+            _check_node(node, index, schema)
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                check_graph(sub, versions)
+
+
+def validate(model: onnx.ModelProto) -> None:
+    """Every check above; raises the first problem as an `xrelay.Error`."""
+    check_opsets(model)
+    versions = {("" if e.domain == "ai.onnx" else e.domain): e.version for e in model.opset_import}
+    versions.setdefault("", 1)
+    check_graph(model.graph, versions)
