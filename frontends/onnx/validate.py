@@ -45,7 +45,7 @@ def _schema(node: onnx.NodeProto, versions: Mapping[str, int]) -> defs.OpSchema 
         return None
     try:
         return defs.get_schema(node.op_type, version, domain)
-    except defs.SchemaError:
+    except (defs.SchemaError, TypeError):  # no such op; a name that is not UTF-8
         return None
 
 
