@@ -1,0 +1,72 @@
+"""The Relay script of test_script.py on ResNet-50 (the onnx package's `light` model with
+seeded weights) and BERT-base (transformers config, random weights, exported with
+torch.onnx), against onnxruntime. Slow tier: nothing is downloaded."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from xrelay import relay
+from xrelay.relay import graph_executor
+
+from . import models
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::FutureWarning")]
+pytest.importorskip("onnxruntime")
+
+
+def resnet50(tmp_path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    from ..e2e.onnx_backend.data_cases import collect, with_real_weights
+
+    (case,) = [c for c in collect("light") if c.name == "light_resnet50"]
+    model = with_real_weights(onnx.load(str(case.model_path)))
+    x = np.random.default_rng(40).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    inits = {t.name for t in model.graph.initializer}
+    (name,) = [v.name for v in model.graph.input if v.name not in inits]
+    return model, {name: x}
+
+
+def bert_base(tmp_path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig()).eval()
+    ids = np.random.default_rng(41).integers(0, 30522, (1, 128)).astype(np.int64)
+    path = tmp_path / "bert.onnx"
+    torch.onnx.export(
+        model, (torch.from_numpy(ids),), str(path), dynamo=True, input_names=["input_ids"]
+    )
+    return onnx.load(str(path)), {"input_ids": ids}
+
+
+@pytest.mark.parametrize("make", [resnet50, bert_base], ids=lambda f: f.__name__)
+def test_relay_script(tmp_path, make):
+    model, inputs = make(tmp_path)
+    want = models.onnxruntime_outputs(model, inputs)
+    shape_dict = {name: value.shape for name, value in inputs.items()}
+    dtype_dict = {name: str(value.dtype) for name, value in inputs.items()}
+    mod, params = relay.frontend.from_onnx(model, shape_dict, dtype_dict)
+
+    with relay.transform.PassContext(opt_level=3):
+        executor = relay.build_module.create_executor(
+            "graph", mod, relay.cpu(0), "llvm", params
+        ).evaluate()
+    out = executor(*[relay.nd.array(v) for v in inputs.values()], **params)
+    out = out if isinstance(out, list) else [out]
+    for got, expected in zip(out, want):
+        models.assert_close(got.numpy(), expected, rtol=1e-3, atol=1e-4)
+
+    with relay.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    m = graph_executor.GraphModule(lib["default"](relay.cpu(0)))
+    for name, value in inputs.items():
+        m.set_input(name, relay.nd.array(value))
+    m.set_input(**params)
+    m.run()
+    assert m.get_num_outputs() == len(want)
+    for i, expected in enumerate(want):
+        models.assert_close(m.get_output(i).numpy(), expected, rtol=1e-3, atol=1e-4)
