@@ -34,14 +34,19 @@ def tensor_bytes(t: TensorType) -> int:
     return int(np.prod([int(d) for d in t.get_shape()], dtype=object)) * itemsize
 
 
-def over_limit(t: TensorType) -> str | None:
-    """Why a static tensor type is over the limit (None if it is not)."""
-    if -1 in t.get_shape():
-        return None
-    size, limit = tensor_bytes(t), max_tensor_bytes()
+def bytes_over_limit(size: int) -> str | None:
+    """Why `size` bytes are over the limit ("X GiB, over the limit of Y GiB ..."), or None."""
+    limit = max_tensor_bytes()
     if size <= limit:
         return None
     return (
         f"{size / 2**30:.1f} GiB, over the limit of {limit / 2**30:.1f} GiB "
         "(XRELAY_MAX_TENSOR_BYTES)"
     )
+
+
+def over_limit(t: TensorType) -> str | None:
+    """Why a static tensor type is over the limit (None if it is not)."""
+    if -1 in t.get_shape():
+        return None
+    return bytes_over_limit(tensor_bytes(t))

@@ -92,26 +92,22 @@ def expose_checks(module: ModuleOp) -> None:
         index_shape = shape_of(check.indices.type)
         if not all(isinstance(d, int) for d in (*data_shape, *index_shape)):
             raise Error(f"{check.attrs.what}: run-time index checks need static shapes")
-        size = int(np.prod(index_shape))
         value = constant_value(check.indices)
-        if value is not None or size == 0:
-            if value is not None:
-                axis = check.attrs.axis % len(data_shape)
-                check_index_values(check.attrs.what, value, data_shape, axis, check.attrs.depth)
-            check.result.replace_all_uses_with(check.indices)
-            Rewriter.erase_op(check)
-            continue
-        new: list[Operation] = []
-        for bounds, axis in _bounds(check, new):
-            pairs.append(bounds)
-            table.append((check.attrs.what, axis, int(data_shape[axis])))
-        Rewriter.insert_op(new, InsertPoint.before(ret))
+        if value is not None:
+            axis = check.attrs.axis % len(data_shape)
+            check_index_values(check.attrs.what, value, data_shape, axis, check.attrs.depth)
+        elif int(np.prod(index_shape)):  # empty indices need no check
+            new: list[Operation] = []
+            for bounds, axis in _bounds(check, new):
+                pairs.append(bounds)
+                table.append((check.attrs.what, axis, int(data_shape[axis])))
+            Rewriter.insert_op(new, InsertPoint.before(ret))
         check.result.replace_all_uses_with(check.indices)
         Rewriter.erase_op(check)
     if not pairs:
         return
-    joined = pairs[0] if len(pairs) == 1 else None
-    if joined is None:
+    joined = pairs[0]
+    if len(pairs) > 1:
         concat = relay.ConcatenateOp(*pairs, axis=0)
         Rewriter.insert_op(concat, InsertPoint.before(ret))
         joined = concat.results[0]

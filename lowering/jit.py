@@ -283,8 +283,8 @@ class Library:
         outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
         pointers = [next(arrays).ctypes.data if read else None for read in self._read]
         pointers += [a.ctypes.data for a in outputs]
-        bounds = np.zeros(2 * len(self.checks), np.int64)
         if self.checks:
+            bounds = np.zeros(2 * len(self.checks), np.int64)
             pointers.append(bounds.ctypes.data)
         with self._lock:  # temporaries live in one static arena (plan-buffers)
             self._main(*pointers)

@@ -6,8 +6,7 @@ inside LLVM (section memory) or a failed allocation at run time."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xrelay.dialects.dims import is_dynamic
-from xrelay.dialects.limits import max_tensor_bytes, tensor_bytes
+from xrelay.dialects.limits import over_limit
 from xrelay.errors import Error
 from xrelay.ir import location_str
 
@@ -17,16 +16,10 @@ def check_sizes(module: ModuleOp) -> None:
     from xdsl.dialects import func
     from xrelay.signature import FunctionSignature
 
-    limit = max_tensor_bytes()
-
     def check(t: object, what: str) -> None:
-        if isinstance(t, TensorType) and not is_dynamic(t):
-            size = tensor_bytes(t)
-            if size > limit:
-                raise Error(
-                    f"{what} is a {t} of {size / 2**30:.1f} GiB, over the limit of "
-                    f"{limit / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
-                )
+        why = over_limit(t) if isinstance(t, TensorType) else None
+        if why is not None:
+            raise Error(f"{what} is a {t} of {why}")
 
     for op in module.walk():
         if isinstance(op, func.FuncOp) and op.body.blocks:

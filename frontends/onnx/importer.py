@@ -42,7 +42,7 @@ from xrelay.dialects.dtypes import (
     tensor_type,
     to_storage,
 )
-from xrelay.dialects.limits import max_tensor_bytes
+from xrelay.dialects.limits import bytes_over_limit
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import dims_tensor, emit_constant
 from xrelay.frontends.onnx import deferred, symbolic
@@ -355,12 +355,9 @@ class GraphImporter:
                 self.env[name] = value
             else:
                 array = np.asarray(result)
-                if array.nbytes > max_tensor_bytes():  # a broadcast view may be huge
-                    raise b.error(
-                        f"its result {name!r} of shape {list(array.shape)} is "
-                        f"{array.nbytes / 2**30:.1f} GiB, over the limit of "
-                        f"{max_tensor_bytes() / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
-                    )
+                why = bytes_over_limit(array.nbytes)  # a broadcast view may be huge
+                if why is not None:
+                    raise b.error(f"its result {name!r} of shape {list(array.shape)} is {why}")
                 dtype = b.narrow_outputs.get(i)
                 if dtype is None and node.op_type in NARROW_MOVES:
                     dtype = narrow.get(0)

@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import Dim, dim_str, equal, normalize, prod, shape_of
-from xrelay.dialects.limits import max_tensor_bytes
+from xrelay.dialects.limits import bytes_over_limit
 from xrelay.frontends.common import arange, checked_indices, dim_scalar
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
@@ -39,12 +39,9 @@ def constant_of_shape(b: Node) -> np.ndarray | SSAValue:
     # a view of one element: cheap for huge shapes, and emitted as a broadcast scalar
     if any(d < 0 for d in shape):
         raise b.error(f"shape {list(shape)} has a negative dimension")
-    size = math.prod(shape) * value.dtype.itemsize
-    if size > max_tensor_bytes():
-        raise b.error(
-            f"shape {list(shape)} makes {size / 2**30:.1f} GiB, over the limit of "
-            f"{max_tensor_bytes() / 2**30:.1f} GiB (XRELAY_MAX_TENSOR_BYTES)"
-        )
+    why = bytes_over_limit(math.prod(shape) * value.dtype.itemsize)
+    if why is not None:
+        raise b.error(f"shape {list(shape)} makes {why}")
     return np.broadcast_to(value.reshape(()), shape)
 
 
