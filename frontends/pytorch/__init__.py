@@ -2,11 +2,20 @@
 `from_pytorch(script_module, input_infos)` (TorchScript), both `-> (module, params)`.
 
 Both paths share one op table: converters registered by ATen op name with
-`@aten_op("convolution")`, in files by op group (`elementwise`, `nn`, `tensor`, `reduce`),
+`@aten_op("convolution")`, in files by op group (`elementwise`, `nn`, `tensor`, `reduce`,
+`indexing`, `image`),
 reading their arguments by schema name through the `Call` binder.
 """
 
-from xrelay.frontends.pytorch import elementwise, nn, quantized, reduce, tensor  # noqa: F401  (registers the converters)
+from xrelay.frontends.pytorch import (  # noqa: F401  (registers the converters)
+    elementwise,
+    image,
+    indexing,
+    nn,
+    quantized,
+    reduce,
+    tensor,
+)
 from xrelay.frontends.pytorch.call import Call
 from xrelay.frontends.pytorch.exported import from_exported_program
 from xrelay.frontends.pytorch.registry import aten_op, lookup

@@ -41,6 +41,15 @@ LOGICAL = {
     "__or__": relay.LogicalOrOp,
     "__xor__": relay.LogicalXorOp,
 }
+# the bitwise ops on integer tensors (on bools they are LOGICAL's)
+BITWISE = {
+    "bitwise_and": relay.BitwiseAndOp,
+    "bitwise_or": relay.BitwiseOrOp,
+    "bitwise_xor": relay.BitwiseXorOp,
+    "__and__": relay.BitwiseAndOp,
+    "__or__": relay.BitwiseOrOp,
+    "__xor__": relay.BitwiseXorOp,
+}
 # Unary ops whose result is a float: integer inputs are promoted to float32 first, as in torch.
 FLOAT_UNARY = {
     "exp": relay.ExpOp,
@@ -58,6 +67,18 @@ FLOAT_UNARY = {
     "log2": relay.Log2Op,
     "log10": relay.Log10Op,
     "expm1": relay.Expm1Op,
+    "asin": relay.AsinOp,
+    "acos": relay.AcosOp,
+    "atan": relay.AtanOp,
+    "asinh": relay.AsinhOp,
+    "acosh": relay.AcoshOp,
+    "atanh": relay.AtanhOp,
+    "arcsin": relay.AsinOp,
+    "arccos": relay.AcosOp,
+    "arctan": relay.AtanOp,
+    "arcsinh": relay.AsinhOp,
+    "arccosh": relay.AcoshOp,
+    "arctanh": relay.AtanhOp,
 }
 SAME_TYPE_UNARY = {
     "neg": relay.NegativeOp,
@@ -157,15 +178,20 @@ def compare(c: Call) -> SSAValue:
 @aten_op(*LOGICAL)
 def logical(c: Call) -> SSAValue:
     name = c.name
-    if name.startswith(("bitwise", "__")) and c.result_dtype(c.raw(0), c.raw(1)) != np.bool_:
-        raise c.unsupported("bitwise op on integer tensors")
+    dtype = c.result_dtype(c.raw(0), c.raw(1))
+    if name in BITWISE and dtype != np.bool_:
+        if dtype.kind == "f":
+            raise c.error(f"{name} is not defined on {dtype} tensors")
+        return binary(c, BITWISE[name], c.raw(0), c.raw(1))
     return c.emit(LOGICAL[name](c.tensor(0, np.bool_), c.tensor(1, np.bool_)))
 
 
 @aten_op("logical_not", "bitwise_not")
 def logical_not(c: Call) -> SSAValue:
     if c.kind.endswith("bitwise_not") and c.dtype(0) != np.bool_:
-        raise c.unsupported("bitwise_not on integer tensors")
+        if c.dtype(0).kind == "f":
+            raise c.error(f"bitwise_not is not defined on {c.dtype(0)} tensors")
+        return c.emit(relay.BitwiseNotOp(c.tensor(0)))
     return c.emit(relay.LogicalNotOp(c.tensor(0, np.bool_)))
 
 
@@ -182,9 +208,123 @@ def same_type_unary(c: Call) -> SSAValue:
     return c.emit(SAME_TYPE_UNARY[c.name](c.tensor(0)))
 
 
+def _float_operand(c: Call, key: int | str) -> SSAValue:
+    """The argument as a float tensor: integers promote to float32, as torch's float ops."""
+    x = c.tensor(key)
+    return x if c.dtype(key).kind == "f" else c.cast(x, np.float32)
+
+
+@aten_op("sinh", "cosh")
+def sinh_cosh(c: Call) -> SSAValue:
+    """(e**x -+ e**-x) / 2."""
+    x = _float_operand(c, 0)
+    up, down = c.emit(relay.ExpOp(x)), c.emit(relay.ExpOp(c.emit(relay.NegativeOp(x))))
+    cls = relay.SubtractOp if c.name == "sinh" else relay.AddOp
+    return c.emit(relay.MultiplyOp(c.emit(cls(up, down)), scalar(c, 0.5, x)))
+
+
+def _is_negative(c: Call, x: SSAValue) -> SSAValue:
+    """x < 0, -0.0 included (1 / -0.0 is -inf)."""
+    zero = scalar(c, 0.0, x)
+    below = c.emit(relay.LessOp(x, zero))
+    inverse = c.emit(relay.DivideOp(scalar(c, 1.0, x), x))
+    return c.emit(relay.LogicalOrOp(below, c.emit(relay.LessOp(inverse, zero))))
+
+
+def _is_inf(c: Call, x: SSAValue) -> SSAValue:
+    return c.emit(relay.EqualOp(c.emit(relay.AbsOp(x)), scalar(c, math.inf, x)))
+
+
+@aten_op("atan2", "arctan2")
+def atan2(c: Call) -> SSAValue:
+    """atan(y / x) moved to x's half-plane, with C's atan2 at the edges: two infinities
+    give the diagonals, two zeros keep their signs (atan2(+-0, -0) = +-pi)."""
+    dtype = c.result_dtype(c.raw(0), c.raw(1))
+    dtype = dtype if dtype.kind == "f" else np.dtype(np.float32)
+    y, x = c.as_tensor(c.raw(0), dtype), c.as_tensor(c.raw(1), dtype)
+    both_inf = c.emit(relay.LogicalAndOp(_is_inf(c, y), _is_inf(c, x)))
+    y_q = c.emit(relay.WhereOp(both_inf, c.emit(relay.SignOp(y)), y))
+    x_q = c.emit(relay.WhereOp(both_inf, c.emit(relay.SignOp(x)), x))
+    q = c.emit(relay.AtanOp(c.emit(relay.DivideOp(y_q, x_q))))
+    zero = scalar(c, 0.0, y)
+    both_zero = c.emit(
+        relay.LogicalAndOp(c.emit(relay.EqualOp(y, zero)), c.emit(relay.EqualOp(x, zero)))
+    )
+    q = c.emit(relay.WhereOp(both_zero, y, q))
+    pi = scalar(c, math.pi, y)
+    turned = c.emit(
+        relay.WhereOp(
+            _is_negative(c, y), c.emit(relay.SubtractOp(q, pi)), c.emit(relay.AddOp(q, pi))
+        )
+    )
+    return c.emit(relay.WhereOp(_is_negative(c, x), turned, q))
+
+
+@aten_op("hypot")
+def hypot(c: Call) -> SSAValue:
+    dtype = c.result_dtype(c.raw(0), c.raw(1))
+    x, y = c.as_tensor(c.raw(0), dtype), c.as_tensor(c.raw(1), dtype)
+    squares = c.emit(relay.AddOp(c.emit(relay.MultiplyOp(x, x)), c.emit(relay.MultiplyOp(y, y))))
+    root = c.emit(relay.SqrtOp(squares))
+    either_inf = c.emit(relay.LogicalOrOp(_is_inf(c, x), _is_inf(c, y)))
+    return c.emit(relay.WhereOp(either_inf, scalar(c, math.inf, x), root))
+
+
 @aten_op("isnan")
 def isnan(c: Call) -> SSAValue:
+    if c.dtype(0).kind != "f":
+        return c.constant(np.zeros(c.shape(0), np.bool_))
     return c.emit(relay.IsNanOp(c.tensor(0)))
+
+
+@aten_op("isinf")
+def isinf(c: Call) -> SSAValue:
+    if c.dtype(0).kind != "f":
+        return c.constant(np.zeros(c.shape(0), np.bool_))
+    return _is_inf(c, c.tensor(0))
+
+
+@aten_op("elu", "selu", "celu")
+def elu(c: Call) -> SSAValue:
+    """scale * x for x > 0, else alpha * scale * (exp(x * input_scale) - 1)."""
+    x = c.tensor(0)
+    if c.name == "selu":
+        alpha, scale, input_scale = 1.6732632423543772, 1.0507009873554805, 1.0
+    elif c.name == "celu":
+        alpha = c.float("alpha", 1.0)
+        scale, input_scale = 1.0, 1 / alpha
+    else:
+        alpha, scale = c.float("alpha", 1.0), c.float("scale", 1.0)
+        input_scale = c.float("input_scale", 1.0)
+    inner = x if input_scale == 1 else c.emit(relay.MultiplyOp(x, scalar(c, input_scale, x)))
+    negative = c.emit(relay.MultiplyOp(c.emit(relay.Expm1Op(inner)), scalar(c, alpha * scale, x)))
+    positive = x if scale == 1 else c.emit(relay.MultiplyOp(x, scalar(c, scale, x)))
+    above = c.emit(relay.GreaterOp(x, scalar(c, 0.0, x)))
+    return c.emit(relay.WhereOp(above, positive, negative))
+
+
+@aten_op("fill")
+def fill(c: Call) -> SSAValue:
+    """A tensor of `self`'s shape and dtype holding `value` (a number or a 0-d tensor)."""
+    value = c.as_tensor(c.raw(1), c.dtype(0))
+    return c.emit(relay.BroadcastToOp(value, shape=c.shape(0)))
+
+
+@aten_op("copy")
+def copy(c: Call) -> SSAValue:
+    """`src` broadcast to `self`'s shape, in `self`'s dtype (the functional copy_)."""
+    src = c.tensor("src", c.dtype(0))
+    if tuple(src.type.get_shape()) == c.shape(0):
+        return src
+    return c.emit(relay.BroadcastToOp(src, shape=c.shape(0)))
+
+
+@aten_op("native_dropout")
+def native_dropout(c: Call) -> object:
+    """Dropout outside training: the input, and a mask that keeps everything."""
+    if c.value("train", None) is not False and c.float("p") != 0.0:
+        raise c.unsupported("dropout in training mode (call model.eval() before capture)")
+    return c.tensor(0), c.constant(np.ones(c.shape(0), np.bool_))
 
 
 @aten_op("round")
@@ -194,10 +334,12 @@ def round_(c: Call) -> SSAValue:
     return c.emit(relay.RoundOp(c.tensor(0)))
 
 
-@aten_op("clamp", "clip")
+@aten_op("clamp", "clip", "clamp_min", "clamp_max")
 def clamp(c: Call) -> SSAValue:
     x = c.tensor(0)
     lo, hi = c.raw(1, None), c.raw(2, None)
+    if c.name == "clamp_max":
+        lo, hi = None, lo
     if not isinstance(lo, SSAValue) and not isinstance(hi, SSAValue):
         a_min = -math.inf if lo is None else float(lo)
         a_max = math.inf if hi is None else float(hi)

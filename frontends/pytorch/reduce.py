@@ -1,11 +1,14 @@
 """PyTorch reductions -> relay: sum, mean, prod, amax/amin, max/min (with indices), any/all,
-argmax/argmin, var/std and cumsum."""
+argmax/argmin, var/std, cumsum/cumprod, logsumexp and vector norms."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.frontends.common import matmul_nd
 from xrelay.frontends.pytorch.call import Call
 from xrelay.frontends.pytorch.elementwise import binary
@@ -118,3 +121,81 @@ def cumsum(c: Call) -> SSAValue:
     if axis != rank - 1:
         y = c.emit(relay.TransposeOp(y, axes=[int(a) for a in np.argsort(perm)]))
     return y
+
+
+@aten_op("cumprod")
+def cumprod(c: Call) -> SSAValue:
+    """out[i] = prod(x[j] for j <= i): the product over an [n, n] lower-triangular spread
+    (ones above the diagonal) of the axis."""
+    rank = c.rank(0)
+    if rank == 0:
+        return c.tensor(0)
+    axis = c.int("dim") % rank
+    dtype = c.dtype_arg("dtype") or (np.dtype(np.int64) if c.dtype(0).kind in "bi" else c.dtype(0))
+    x = c.tensor(0, dtype)
+    n = c.shape(0)[axis]
+    spread = c.emit(relay.ExpandDimsOp(x, axis=axis))  # [..., 1 (i), n (j), ...]
+    shape = [1] * (rank + 1)
+    shape[axis], shape[axis + 1] = n, n
+    i, j = np.indices((n, n))
+    keep = c.constant((j <= i).reshape(shape))
+    picked = c.emit(relay.WhereOp(keep, spread, c.constant(1, dtype)))
+    return c.emit(relay.ProdOp(picked, axis=[axis + 1]))
+
+
+@aten_op("logsumexp")
+def logsumexp(c: Call) -> SSAValue:
+    """max + log(sum(exp(x - max))), the max taken as 0 where it is infinite."""
+    x = c.tensor(0)
+    if c.dtype(0).kind != "f":
+        x = c.cast(x, np.float32)
+    axes = _axes(c)
+    keepdim = bool(c.value("keepdim", False))
+    top = c.emit(relay.MaxOp(x, axis=axes, keepdims=True))
+    infinite = c.emit(relay.EqualOp(c.emit(relay.AbsOp(top)), c.constant(np.inf, x_dtype(x))))
+    top = c.emit(relay.WhereOp(infinite, c.constant(0, x_dtype(x)), top))
+    total = c.emit(
+        relay.SumOp(
+            c.emit(relay.ExpOp(c.emit(relay.SubtractOp(x, top)))), axis=axes, keepdims=keepdim
+        )
+    )
+    if not keepdim:
+        top = c.emit(relay.ReshapeOp(top, newshape=list(total.type.get_shape())))
+    return c.emit(relay.AddOp(c.emit(relay.LogOp(total)), top))
+
+
+def x_dtype(x: SSAValue) -> np.dtype:
+    return numpy_dtype(x.type.element_type)
+
+
+@aten_op("linalg_vector_norm", "norm")
+def vector_norm(c: Call) -> SSAValue:
+    """(sum |x|**p)**(1/p) over the axes; p = inf / -inf: max / min of |x|; p = 0: the
+    count of nonzero entries."""
+    p = c.value("ord" if "ord" in c.names else "p", 2)
+    if isinstance(p, str):
+        raise c.unsupported(f"norm p='{p}'")
+    p = 2.0 if p is None else float(p)
+    dtype = c.dtype_arg("dtype") if "dtype" in c.names else None
+    x = c.tensor(0)
+    if dtype is not None:
+        x = c.cast(x, dtype)
+    elif c.dtype(0).kind != "f":
+        raise c.error(f"norm of a {c.dtype(0)} tensor (torch requires a float input)")
+    axes = _axes(c)
+    keep = bool(c.value("keepdim", False))
+    magnitude = c.emit(relay.AbsOp(x))
+    like = x_dtype(x)
+    if math.isinf(p):
+        return c.emit((relay.MaxOp if p > 0 else relay.MinOp)(magnitude, axis=axes, keepdims=keep))
+    if p == 0:
+        nonzero = c.emit(relay.NotEqualOp(x, c.constant(0, like)))
+        return c.emit(relay.SumOp(c.cast(nonzero, like), axis=axes, keepdims=keep))
+    if p == 1:
+        return c.emit(relay.SumOp(magnitude, axis=axes, keepdims=keep))
+    if p == 2:
+        squares = c.emit(relay.MultiplyOp(x, x))
+        return c.emit(relay.SqrtOp(c.emit(relay.SumOp(squares, axis=axes, keepdims=keep))))
+    powers = c.emit(relay.PowerOp(magnitude, c.constant(p, like)))
+    total = c.emit(relay.SumOp(powers, axis=axes, keepdims=keep))
+    return c.emit(relay.PowerOp(total, c.constant(1 / p, like)))

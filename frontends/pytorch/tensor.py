@@ -259,20 +259,6 @@ def unbind(c: Call) -> list[SSAValue]:
     return [reshape(c, part, rest) for part in _split_at(c, [1] * shape[axis], axis)]
 
 
-@aten_op("index")
-def index(c: Call) -> SSAValue:
-    """x[..., idx, ...] with a single integer index tensor (the other positions full)."""
-    indices = c.raw("indices")
-    used = [i for i, v in enumerate(indices) if v is not None]
-    if len(used) != 1:
-        raise c.unsupported("advanced indexing with several index tensors")
-    axis = used[0]
-    idx = c.as_tensor(indices[axis])
-    if numpy_dtype(idx.type.element_type) == np.bool_:
-        raise c.unsupported("boolean-mask indexing (data-dependent shape)")
-    return c.emit(relay.TakeOp(c.tensor(0), idx, axis=axis, mode="clip"))
-
-
 @aten_op("index_select")
 def index_select(c: Call) -> SSAValue:
     axis = _axis(c, c.int("dim"), c.rank(0))
