@@ -94,21 +94,20 @@ FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
     arith.MulfOp: llvm.FMulOp,
     arith.DivfOp: llvm.FDivOp,
     RemFOp: llvm.FRemOp,
-    math.PowFOp: llvm.FPowOp,
 }
 
-FLOAT_UNARY: dict[type[Operation], type[Operation]] = {
-    math.ExpOp: llvm.FExpOp,
-    math.LogOp: llvm.FLogOp,
-    math.SqrtOp: llvm.FSqrtOp,
-    math.FloorOp: llvm.FFloorOp,
-    math.CeilOp: llvm.FCeilOp,
-    math.SinOp: llvm.FSinOp,
-    math.CosOp: llvm.FCosOp,
-}
-
-# (op, intrinsic base name): called as llvm.<base>.<f32|f64>
+# (op, intrinsic base name): called as llvm.<base>.<f32|f64>. The typed name matters: xDSL's
+# llvm.intr.exp & co. declare an untyped "llvm.exp" once per module, so an f32 and an f64 use
+# in one module clashed ("Type of #1 arg mismatch: float != double").
 FLOAT_INTRINSICS: dict[type[Operation], str] = {
+    math.ExpOp: "exp",
+    math.PowFOp: "pow",
+    math.LogOp: "log",
+    math.SqrtOp: "sqrt",
+    math.FloorOp: "floor",
+    math.CeilOp: "ceil",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
     math.AbsFOp: "fabs",
     arith.MaximumfOp: "maximum",
     arith.MinimumfOp: "minimum",
@@ -208,8 +207,6 @@ class FunctionLowering:
             self.values[op.results[0]] = self.emit(INT_BINARY[t](self.v(op.lhs), self.v(op.rhs)))
         elif t in FLOAT_BINARY:
             self.values[op.results[0]] = self.emit(FLOAT_BINARY[t](self.v(op.lhs), self.v(op.rhs)))
-        elif t in FLOAT_UNARY:
-            self.values[op.results[0]] = self.emit(FLOAT_UNARY[t](self.v(op.operands[0])))
         elif t in FLOAT_INTRINSICS:
             rt = op.results[0].type
             name = f"llvm.{FLOAT_INTRINSICS[t]}.{_suffix(rt)}"
@@ -349,7 +346,8 @@ class FunctionLowering:
     def rsqrt(self, op: math.RsqrtOp) -> None:
         x = self.v(op.operand)
         one = self.emit(llvm.ConstantOp(FloatAttr(1.0, x.type), x.type))
-        self.values[op.result] = self.emit(llvm.FDivOp(one, self.emit(llvm.FSqrtOp(x))))
+        root = self.emit(llvm.CallIntrinsicOp(f"llvm.sqrt.{_suffix(x.type)}", [x], [x.type]))
+        self.values[op.result] = self.emit(llvm.FDivOp(one, root))
 
     def index_cast(self, op: arith.IndexCastOp) -> None:
         x = self.v(op.input)

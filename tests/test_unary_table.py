@@ -26,11 +26,7 @@ MATH_ROWS = [row for row in relay.UNARY_TABLE if row.math is not None]
 def test_math_row_lowers_to_llvm_one_way(row):
     """A row's math op reaches LLVM through exactly one route: libm by the row's names, or
     an instruction, intrinsic or handler of to-llvm (then the row names no libm function)."""
-    native = (
-        row.math in to_llvm.FLOAT_UNARY
-        or row.math in to_llvm.FLOAT_INTRINSICS
-        or row.math in to_llvm.HANDLERS
-    )
+    native = row.math in to_llvm.FLOAT_INTRINSICS or row.math in to_llvm.HANDLERS
     assert native != (row.libm is not None), f"{row.op.name}: {row.math.name} lowers {native=}"
     if row.libm is not None:
         assert to_llvm.LIBM[row.math] == row.libm
@@ -92,6 +88,41 @@ def test_new_op_jit_and_reference_match_numpy(name, dtype):
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
     np.testing.assert_allclose(ref, want, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("row", MATH_ROWS, ids=lambda row: row.op.name)
+def test_math_row_on_f32_and_f64_in_one_module(row):
+    """Regression: an intrinsic used on f32 and f64 in one module was declared once, untyped,
+    and the second use failed to build ("Type of #1 arg mismatch: float != double")."""
+    name = row.op.name.removeprefix("relay.")
+    text = (
+        "func.func @main(%a: tensor<5xf32>, %b: tensor<5xf64>) -> (tensor<5xf32>, tensor<5xf64>) {\n"
+        f"  %0 = relay.{name} %a : (tensor<5xf32>) -> tensor<5xf32>\n"
+        f"  %1 = relay.{name} %b : (tensor<5xf64>) -> tensor<5xf64>\n"
+        "  func.return %0, %1 : tensor<5xf32>, tensor<5xf64>\n"
+        "}"
+    )
+    module = xrelay.parse_module(text)
+    a = np.linspace(0.1, 0.9, 5).astype(np.float32)
+    got = xrelay.build(module).run(a=a, b=a.astype(np.float64))
+    want = xrelay.create_executor("debug", module).run(a=a, b=a.astype(np.float64))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_power_on_f32_and_f64_in_one_module():
+    """The binary intrinsic (llvm.pow) had the same untyped declaration."""
+    module = xrelay.parse_module(
+        "func.func @main(%a: tensor<3xf32>, %b: tensor<3xf64>) -> (tensor<3xf32>, tensor<3xf64>) {\n"
+        "  %0 = relay.power %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>\n"
+        "  %1 = relay.power %b, %b : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>\n"
+        "  func.return %0, %1 : tensor<3xf32>, tensor<3xf64>\n"
+        "}"
+    )
+    a = np.array([1.5, 2.0, 3.0], np.float32)
+    got = xrelay.build(module).run(a=a, b=a.astype(np.float64))
+    np.testing.assert_allclose(got[0], a**a, rtol=1e-6)
+    np.testing.assert_allclose(got[1], a.astype(np.float64) ** a, rtol=1e-12)
 
 
 def onnx_tan_model(opset: int) -> onnx.ModelProto:
