@@ -70,3 +70,56 @@ def test_relay_script(tmp_path, make):
     assert m.get_num_outputs() == len(want)
     for i, expected in enumerate(want):
         models.assert_close(m.get_output(i).numpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+SUITE = ["light_squeezenet", "light_shufflenet", "light_inception_v1", "light_resnet50"]
+
+
+def _dynamic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the batch axis of its data input and outputs made a `batch` symbol."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    inits = {t.name for t in model.graph.initializer}
+    for value in [*model.graph.input, *model.graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        if value.name not in inits and len(dims):
+            dims[0].dim_param = "batch"
+    return model
+
+
+@pytest.mark.parametrize("name", SUITE)
+def test_the_four_kinds_agree_on_the_model_suite(name):
+    """debug, graph, vm and aot on the static model agree with each other and with
+    onnxruntime; where the model allows another batch size (SqueezeNet: its reshapes do not
+    pin the batch to 1), vm also runs its dynamic-batch form at batch 1 and 2."""
+    from ..e2e.onnx_backend.data_cases import collect, with_real_weights
+
+    (case,) = [c for c in collect("light") if c.name == name]
+    model = with_real_weights(onnx.load(str(case.model_path)))
+    inits = {t.name for t in model.graph.initializer}
+    (data,) = [v for v in model.graph.input if v.name not in inits]
+    shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal(shape).astype(np.float32)
+    want = models.onnxruntime_outputs(model, {data.name: x})
+    mod, params = relay.frontend.from_onnx(model)
+    outs = {}
+    for kind in ["debug", "graph", "vm", "aot"]:
+        run = relay.create_executor(kind, mod, relay.cpu(0), "llvm", params).evaluate()
+        got = run(relay.nd.array(x), **params)
+        outs[kind] = [g.numpy() for g in (got if isinstance(got, list) else [got])]
+    for kind, got in outs.items():
+        assert len(got) == len(want), kind
+        for g, ref, expected in zip(got, outs["debug"], want):
+            models.assert_close(g, ref, rtol=1e-3, atol=1e-4)
+            models.assert_close(g, expected, rtol=1e-3, atol=1e-4)
+    if name != "light_squeezenet":
+        return
+    dynamic = _dynamic_batch(model)
+    dmod, dparams = relay.frontend.from_onnx(dynamic)
+    vm = relay.create_executor("vm", dmod, relay.cpu(0), "llvm", dparams).evaluate()
+    for batch in (1, 2):
+        xs = rng.standard_normal([batch, *shape[1:]]).astype(np.float32)
+        want = models.onnxruntime_outputs(dynamic, {data.name: xs})
+        got = vm(relay.nd.array(xs))
+        for g, expected in zip(got if isinstance(got, list) else [got], want):
+            models.assert_close(g.numpy(), expected, rtol=1e-3, atol=1e-4)
