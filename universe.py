@@ -33,6 +33,7 @@ _PASS_CLASSES: dict[str, str] = {
     "inline-calls": "xrelay.lowering.inline_calls:InlineCalls",
     "expose-checks": "xrelay.lowering.expose_checks:ExposeChecks",
     "hoist-constants": "xrelay.lowering.hoist_constants:HoistConstants",
+    "qnn-float-products": "xrelay.lowering.qnn_float_products:QnnFloatProducts",
     "qnn-legalize": "xrelay.lowering.qnn_legalize:QnnLegalize",
     "select-kernels": "xrelay.lowering.select_kernels:SelectKernels",
     "prepack-weights": "xrelay.lowering.prepack_weights:PrepackWeights",

@@ -5,6 +5,8 @@
     inline-calls      other composite / partition functions inlined back into @main
     expose-checks     run-time index checks -> min/max of the indices, an extra result
     hoist-constants   large constants of @main -> parameters (passed as buffers, not globals)
+    qnn-float-products  8-bit dense/conv2d with parameter weights -> exact f32 products in
+                      K chunks (the runtime GEMM's), summed in i32
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
     select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
     prepack-weights   GEMM weights that are parameters -> parameters in the kernel's layout
@@ -60,6 +62,7 @@ from xrelay.lowering.outline_kernels import OutlineKernels
 from xrelay.lowering.parallel_loops import ParallelLoops
 from xrelay.lowering.plan_buffers import PlanBuffers
 from xrelay.lowering.prepack_weights import PrepackWeights
+from xrelay.lowering.qnn_float_products import QnnFloatProducts
 from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
@@ -72,7 +75,9 @@ from xrelay.lowering.to_llvm import ToLLVM
 # - index checks become results once every check is in @main, before anything is hoisted;
 # - constants are hoisted once everything is in @main, and before select-kernels so that
 #   folded weights are parameters prepack-weights can pack;
-# - qnn-legalize makes the integer products select-kernels leaves alone (it picks f32);
+# - qnn-float-products reads weights that hoist-constants made parameters, and adds f32
+#   parameters prepack-weights then packs; qnn-legalize makes the remaining integer
+#   products, which select-kernels leaves alone (it picks f32);
 # - bufferize needs linalg on tensors in destination-passing style;
 # - kernels are outlined before any loop exists, so every later stage sees small functions,
 #   and @main is then a straight list of calls whose buffers plan-buffers can give offsets;
@@ -86,6 +91,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("inline-calls", InlineCalls),
     ("expose-checks", ExposeChecks),
     ("hoist-constants", HoistConstants),
+    ("qnn-float-products", QnnFloatProducts),
     ("qnn-legalize", QnnLegalize),
     ("select-kernels", SelectKernels),
     ("prepack-weights", PrepackWeights),
