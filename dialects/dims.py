@@ -145,7 +145,11 @@ def shape_of(t: TensorType) -> tuple[Dim, ...]:
     if DYNAMIC_INDEX not in shape:
         return shape
     encoding = t.encoding
-    exprs = encoding.data if isinstance(encoding, DimsAttr) else (ANONYMOUS,) * shape.count(-1)
+    exprs = (
+        encoding.data
+        if isinstance(encoding, DimsAttr)
+        else (ANONYMOUS,) * shape.count(DYNAMIC_INDEX)
+    )
     if len(exprs) != shape.count(DYNAMIC_INDEX):
         raise ShapeError(
             f"{t}: {shape.count(DYNAMIC_INDEX)} dynamic dimensions but {len(exprs)} expressions"

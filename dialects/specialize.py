@@ -159,6 +159,8 @@ def _expand_deferred(op: DeferredOp, binding: dict[str, int], value_of: _Values)
             if isinstance(d, int):
                 if d != size:
                     raise ShapeError(f"result {i} is {new_type}, but {old.type} was declared")
+            elif d.is_Dummy:
+                continue  # an unknown dimension (`?`): any size, equal to no other
             elif d.is_Symbol:
                 if binding.setdefault(d.name, size) != size:
                     raise ShapeError(
@@ -197,10 +199,24 @@ def _specialize_op(op: Operation, binding: Mapping[str, int], function_type: boo
 
 
 def _specialize_function_type(op: func.FuncOp, binding: Mapping[str, int]) -> None:
+    """Arguments and results under `binding`; a result with an unknown (`?`) dimension
+    takes the type its `func.return` operand has by now (a deferred node's result)."""
     ft = op.function_type
+    ret = op.body.blocks.last.last_op if op.body.blocks else None
+    returned = list(ret.operands) if isinstance(ret, func.ReturnOp) else []
+    outputs = []
+    for i, t in enumerate(ft.outputs):
+        if (
+            is_dynamic(t)
+            and any(dim_str(d) == ANONYMOUS for d in shape_of(t))
+            and i < len(returned)
+            and not is_dynamic(returned[i].type)
+        ):
+            outputs.append(returned[i].type)
+        else:
+            outputs.append(_value_type(t, binding, "result"))
     op.function_type = FunctionType.from_lists(
-        [_value_type(t, binding, "argument") for t in ft.inputs],
-        [_value_type(t, binding, "result") for t in ft.outputs],
+        [_value_type(t, binding, "argument") for t in ft.inputs], outputs
     )
 
 

@@ -2,7 +2,8 @@
 of relay ops, plus params.
 
 Imports: torch, the shared op table and binder. Assumes: the shapes in `input_infos` are
-static; control flow whose condition or trip count is known at import time (it is inlined or
+static (a dimension given as None, -1 or a name makes the import deferred to run time:
+frontends/pytorch/script_dynamic.py); control flow whose condition or trip count is known at import time (it is inlined or
 unrolled). Produces: `@main(data inputs in input_infos order..., parameters named by their
 state_dict key...)`, ops located by a NameLoc "kind_n" (or "module.path/kind_n" with
 `preserve_pytorch_scopes`).
@@ -46,6 +47,7 @@ from xrelay.frontends.pytorch.convert import (
 )
 from xrelay.frontends.pytorch.quantized import quantized_converter
 from xrelay.frontends.pytorch.registry import Converter, functional_kind, is_inplace, lookup
+from xrelay.frontends.pytorch.script_dynamic import deferred_script, is_dynamic_dim, symbolic_dims
 
 # prim ops the walk itself handles (containers, attributes, constants, control flow).
 PRIM_HANDLED = {
@@ -442,7 +444,7 @@ def _check_input(value: torch._C.Value, name: str, shape: tuple[int, ...], dtype
         )
 
 
-def _parse_input_infos(infos: Any, default_dtype: str) -> list[tuple[str, tuple[int, ...], Any]]:
+def _parse_input_infos(infos: Any, default_dtype: str) -> list[tuple[str, tuple[Any, ...], Any]]:
     """[(name, shape)] or [(name, (shape, dtype))] -> [(name, shape, dtype)], validated."""
     if not isinstance(infos, list | tuple):
         raise Error("input_infos must be a list of (name, shape) or (name, (shape, dtype))")
@@ -461,14 +463,18 @@ def _parse_input_infos(infos: Any, default_dtype: str) -> list[tuple[str, tuple[
         ):
             spec, dtype = spec
         if not isinstance(spec, list | tuple | torch.Size) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in spec
+            (isinstance(d, int) and not isinstance(d, bool) and d >= 0) or is_dynamic_dim(d)
+            for d in spec
         ):
-            raise Error(f"input '{name}': shape must be a list of non-negative ints, got {spec!r}")
+            raise Error(
+                f"input '{name}': shape must be a list of non-negative ints (None, -1 or a "
+                f"name for a dynamic dimension), got {spec!r}"
+            )
         try:
             np_dtype(dtype)
         except Error as e:
             raise Error(f"input '{name}': {e}") from None
-        parsed.append((name, tuple(int(d) for d in spec), dtype))
+        parsed.append((name, symbolic_dims(name, tuple(spec)), dtype))
     names = [p[0] for p in parsed]
     if len(set(names)) != len(names):
         raise Error(f"input_infos names must be unique, got {names}")
@@ -503,6 +509,15 @@ def from_pytorch(
             "from_exported_program"
         )
     infos = _parse_input_infos(input_infos, default_dtype)
+    if any(isinstance(d, str) for _, shape, _ in infos for d in shape):
+        options = {
+            "custom_convert_map": custom_convert_map,
+            "default_dtype": default_dtype,
+            "use_parser_friendly_name": use_parser_friendly_name,
+            "preserve_pytorch_scopes": preserve_pytorch_scopes,
+            "keep_quantized_weight": keep_quantized_weight,
+        }
+        return deferred_script(script_module, infos, options)
     graph = script_module.graph.copy()
     torch._C._jit_pass_onnx_function_substitution(graph)
     torch._C._jit_pass_inline(graph)

@@ -70,3 +70,14 @@ def test_symbol_names():
         symbol("batch size")
     with pytest.raises(ShapeError, match="malformed"):
         parse_dim("batch+*2")
+
+
+def test_unknown_dimensions_without_names():
+    """Regression: `tensor<2x?x?xf32>` (unknown dimensions, no #relay.dims) read as 0
+    expressions for 2 dimensions: shape_of counted -1 where xDSL marks them otherwise."""
+    from xrelay.dialects.dims import dim_str, unknown
+
+    t = make_tensor(f32, [2, unknown(), unknown()])
+    dims = shape_of(t)
+    assert dims[0] == 2 and [dim_str(d) for d in dims[1:]] == ["?", "?"]
+    assert dims[1] != dims[2]
