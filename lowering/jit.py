@@ -1,4 +1,5 @@
-"""LLVM IR -> native code with llvmlite: O3 for the host CPU, MCJIT, and `Library`, the
+"""LLVM IR -> native code with llvmlite: O3 for the host CPU (in a worker process:
+lowering/compile_worker.py), MCJIT, and `Library`, the
 object that owns the engine, module and target machine for as long as it lives (so the
 garbage collector never unmaps code that may still be called).
 
@@ -23,6 +24,9 @@ from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.errors import Error
+from xrelay.lowering import compile_worker
+from xrelay.lowering.compile_worker import CompileError, optimize  # noqa: F401
+from xrelay.lowering.compile_worker import object_code as compile_object
 from xrelay.lowering.expose_checks import first_violation
 from xrelay.signature import FunctionSignature, check_inputs
 
@@ -128,12 +132,7 @@ def missing_features(target: dict[str, Any]) -> list[str]:
 
 
 def target_machine(target: dict[str, Any] | None = None) -> llvm.TargetMachine:
-    target = target or resolve_target(None)
-    # position-independent: the same object code is JIT-linked and linked into shared
-    # libraries (export_library)
-    return llvm.Target.from_triple(target["triple"]).create_target_machine(
-        cpu=target["cpu"], features=target["llvm_features"], opt=3, reloc="pic"
-    )
+    return compile_worker.target_machine(target or resolve_target(None))
 
 
 def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
@@ -169,21 +168,6 @@ def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
 def llvm_ir(module: ModuleOp) -> str:
     """The LLVM IR `build` compiles for an llvm-dialect module (what `-t llvm` prints)."""
     return str(llvm_module(module))
-
-
-def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
-    """LLVM's O3 module pipeline, in place. Each call leaks about 65 KB inside llvmlite
-    0.50 (LLVMPY_CreatePassBuilder allocates a PassInstrumentationCallbacks it never
-    frees, and every run registers more callbacks into it); nothing else in a build grows
-    (tests/lowering/test_memory.py)."""
-    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-    # full unrolling of the many constant-trip loops costs minutes of compile time
-    tuning.loop_unrolling = False
-    # kernels stay separate functions: inlining them into main rebuilds the one huge
-    # function that outline-kernels exists to avoid
-    tuning.inlining_threshold = 0
-    builder = llvm.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(module, builder)
 
 
 class Library:
@@ -233,9 +217,10 @@ class Library:
         self.checks = [tuple(c) for c in self.meta.get("checks", [])]
         start = time.perf_counter()
         if module is not None:
-            machine = target_machine(self.target)
-            optimize(module, machine)
-            object_code = machine.emit_object(module)
+            try:
+                object_code = compile_object(str(module), self.target)
+            except CompileError as e:
+                raise Error(f"LLVM could not compile the module: {e}") from None
             self.times["llvm"] = time.perf_counter() - start
             start = time.perf_counter()
         assert object_code is not None

@@ -1,6 +1,8 @@
-"""Repeated builds do not grow the process: 300 import+build+run cycles of a small model,
-with LLVM's optimization pipeline left out (llvmlite 0.50 leaks about 65 KB per run of it,
-inside its C++ layer: see `jit.optimize`), grow RSS by less than 3 MB after a warm-up."""
+"""Repeated builds do not grow the process: 1,000 import+build+run cycles of a small model
+grow RSS by less than 10 MB after a warm-up (issue: 80 KB per cycle before). LLVM's O3
+pipeline, which leaks inside llvmlite, runs in the compile worker
+(lowering/compile_worker.py), replaced every RECYCLE compiles; in-process compiling
+(XRELAY_COMPILE_WORKER=0) would grow by about 65 KB per build."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ import numpy as np
 import pytest
 import xrelay
 from onnx import TensorProto, helper
-from xrelay.lowering import jit
 
 
 def _rss_mb() -> float:
@@ -19,8 +20,7 @@ def _rss_mb() -> float:
 
 
 @pytest.mark.slow
-def test_builds_do_not_leak(monkeypatch):
-    monkeypatch.setattr(jit, "optimize", lambda module, machine: None)
+def test_builds_do_not_leak():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Gather", ["r", "i"], ["y"])],
         "m",
@@ -41,7 +41,8 @@ def test_builds_do_not_leak(monkeypatch):
         cycle()
     gc.collect()
     before = _rss_mb()
-    for _ in range(300):
+    for _ in range(1000):
         cycle()
     gc.collect()
-    assert _rss_mb() - before < 3.0
+    grown = _rss_mb() - before
+    assert grown < 10.0, f"RSS grew by {grown:.1f} MB over 1,000 builds"

@@ -1,0 +1,221 @@
+"""LLVM IR -> object code (O3 + code generation), in a worker process by default.
+
+`object_code(ir_text, target)` is what `Library` compiles with. llvmlite 0.50 leaks about
+65 KB per O3 run (LLVMPY_CreatePassBuilder allocates a PassInstrumentationCallbacks it never
+frees, and every run registers more callbacks into it), so a process that builds a thousand
+models would grow by 65 MB. The compile therefore runs in one persistent worker process
+(this file run as a script: it imports llvmlite only, never the xrelay package), restarted
+every `RECYCLE` compiles, which returns the leak to the system; the object code comes back
+and is JIT-linked in the calling process as an artifact's is. A side effect: an LLVM abort
+while optimizing or generating code ends the worker, not the caller, and becomes an
+`xrelay.Error` with LLVM's message.
+
+XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess).
+
+Protocol on the worker's stdin/stdout, per request: a 4-byte big-endian length and a JSON
+header (`{"target": ...}`), an 8-byte length and the IR text (UTF-8). Reply: one status
+byte (0: object code follows, 1: an error message follows), an 8-byte length, the bytes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Any, BinaryIO
+
+import llvmlite.binding as llvm
+
+RECYCLE = 100  # compiles per worker process before it is replaced
+
+
+class CompileError(Exception):
+    """The worker could not compile (an Error in the caller's terms)."""
+
+
+_initialized = False
+
+
+def _init() -> None:
+    global _initialized
+    if not _initialized:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True
+
+
+def target_machine(target: dict[str, Any]) -> llvm.TargetMachine:
+    _init()
+    # position-independent: the same object code is JIT-linked and linked into shared
+    # libraries (export_library)
+    return llvm.Target.from_triple(target["triple"]).create_target_machine(
+        cpu=target["cpu"], features=target["llvm_features"], opt=3, reloc="pic"
+    )
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+    """LLVM's O3 module pipeline, in place (each call leaks inside llvmlite: see above)."""
+    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+    # full unrolling of the many constant-trip loops costs minutes of compile time
+    tuning.loop_unrolling = False
+    # kernels stay separate functions: inlining them into main rebuilds the one huge
+    # function that outline-kernels exists to avoid
+    tuning.inlining_threshold = 0
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+
+
+def compile_here(ir_text: str, target: dict[str, Any]) -> bytes:
+    """Optimize and generate code in this process."""
+    _init()
+    machine = target_machine(target)
+    module = llvm.parse_assembly(ir_text)
+    module.verify()
+    optimize(module, machine)
+    return machine.emit_object(module)
+
+
+# --- the worker side -----------------------------------------------------------------------
+
+
+def _read_exact(stream: BinaryIO, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = stream.read(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return bytes(data)
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> None:
+    """Answer requests until the input closes."""
+    while True:
+        try:
+            (size,) = struct.unpack(">I", _read_exact(inp, 4))
+        except EOFError:
+            return
+        header = json.loads(_read_exact(inp, size))
+        (size,) = struct.unpack(">Q", _read_exact(inp, 8))
+        ir_text = _read_exact(inp, size).decode()
+        try:
+            status, payload = 0, compile_here(ir_text, header["target"])
+        except Exception as e:  # noqa: BLE001 - every failure goes back as a message
+            status, payload = 1, f"{type(e).__name__}: {e}".encode()
+        out.write(bytes([status]) + struct.pack(">Q", len(payload)) + payload)
+        out.flush()
+
+
+# --- the caller side -----------------------------------------------------------------------
+
+
+class Worker:
+    """One compile process, started on first use, replaced every RECYCLE compiles, after a
+    crash, and in a forked child (which must not share its parent's pipes)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.pid = 0
+        self.jobs = 0
+        self.stderr: Any = None
+
+    def _start(self) -> None:
+        self._stop()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        # -P: the script's folder (lowering/) is not put first on sys.path, where its modules
+        # could shadow others
+        flags = ["-P"] if sys.version_info >= (3, 11) else []
+        self.proc = subprocess.Popen(
+            [sys.executable, *flags, os.path.abspath(__file__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
+        )
+        self.pid = os.getpid()
+        self.jobs = 0
+
+    def _stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and self.pid == os.getpid():
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
+
+    def _stderr_tail(self) -> str:
+        if self.stderr is None:
+            return ""
+        self.stderr.seek(0)
+        lines = self.stderr.read().decode(errors="replace").strip().splitlines()
+        return "; ".join(lines[-3:])
+
+    def compile(self, ir_text: str, target: dict[str, Any]) -> bytes:
+        with self.lock:
+            if (
+                self.proc is None
+                or self.pid != os.getpid()
+                or self.proc.poll() is not None
+                or self.jobs >= RECYCLE
+            ):
+                if self.pid != os.getpid():
+                    self.proc = None  # the parent's worker: leave it alone
+                self._start()
+            assert self.proc is not None
+            self.jobs += 1
+            header = json.dumps({"target": target}).encode()
+            body = ir_text.encode()
+            try:
+                stdin, stdout = self.proc.stdin, self.proc.stdout
+                assert stdin is not None and stdout is not None
+                stdin.write(struct.pack(">I", len(header)) + header)
+                stdin.write(struct.pack(">Q", len(body)))
+                stdin.write(body)
+                stdin.flush()
+                status = _read_exact(stdout, 1)[0]
+                (size,) = struct.unpack(">Q", _read_exact(stdout, 8))
+                payload = _read_exact(stdout, size)
+            except (BrokenPipeError, EOFError, OSError):
+                code = self.proc.wait()
+                tail = self._stderr_tail()
+                self._stop()
+                how = f"signal {-code}" if code < 0 else f"exit code {code}"
+                raise CompileError(
+                    f"LLVM stopped the compiler process ({how})" + (f": {tail}" if tail else "")
+                ) from None
+            if status != 0:
+                raise CompileError(payload.decode(errors="replace"))
+            return payload
+
+
+_WORKER = Worker()
+atexit.register(_WORKER._stop)
+
+
+def use_worker() -> bool:
+    return os.environ.get("XRELAY_COMPILE_WORKER", "1").strip() not in ("0", "false", "no")
+
+
+def object_code(ir_text: str, target: dict[str, Any]) -> bytes:
+    """Object code of an LLVM module (its text) for `target`; raises CompileError."""
+    if not use_worker():
+        try:
+            return compile_here(ir_text, target)
+        except RuntimeError as e:
+            raise CompileError(str(e)) from None
+    return _WORKER.compile(ir_text, target)
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)
