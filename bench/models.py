@@ -24,6 +24,9 @@ from xrelay.tests.e2e.onnx_backend.data_cases import (
 
 LIGHT = ["squeezenet", "shufflenet", "resnet50", "inception_v1", "densenet121", "vgg19"]
 MODELS = ["mlp", *LIGHT, "bert_base"]
+# the int8 set: the fp32 models above quantized by onnxruntime (QDQ, per-channel weights,
+# opset 13; BERT-base dynamically), `--models int8` in bench/run.py
+INT8 = ["mlp_int8", "squeezenet_int8", "resnet50_int8", "bert_base_int8"]
 
 
 def mlp() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
@@ -120,7 +123,80 @@ def _bert_base_dynamic(cache: Path) -> onnx.ModelProto:
     return onnx.load(str(path))
 
 
+def _opset13(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model at opset 13 (onnxruntime's quantizer needs 10+; the light models are 9),
+    with initializers no longer listed among the graph inputs."""
+    from onnx import version_converter
+
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    if model.opset_import[0].version >= 13:
+        return model
+    inits = {t.name for t in model.graph.initializer}
+    listed = {i.name for i in model.graph.input}
+    for t in model.graph.initializer:  # the converter reads initializers' types as inputs
+        if t.name not in listed:
+            model.graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, t.dims))
+    model = version_converter.convert_version(model, 13)
+    keep = [i for i in model.graph.input if i.name not in inits]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    return model
+
+
+def quantized(name: str, cache: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """`name` (ending in `_int8`) quantized by onnxruntime: quantize_static (QDQ,
+    per-channel int8 weights, uint8 activations, calibrated on 4 seeded random inputs) for
+    the CNNs and the MLP; quantize_dynamic for BERT-base. Cached."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+
+    base = name.removesuffix("_int8")
+    model, inputs = build(base, cache)
+    path = cache / f"{name}.onnx"
+    if not path.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        source = cache / f"{base}_fp32_opset13.onnx"
+        model = _opset13(model)
+        del model.graph.value_info[:]  # the quantizer re-infers shapes
+        if base == "mlp":
+            model.ir_version = 8
+        onnx.save(model, str(source))
+        if base == "bert_base":
+            quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8)
+        else:
+            rng = np.random.default_rng(1)
+            feeds = [
+                {k: rng.standard_normal(v.shape).astype(v.dtype) for k, v in inputs.items()}
+                for _ in range(4)
+            ]
+
+            class Reader(CalibrationDataReader):
+                def __init__(self) -> None:
+                    self.it = iter(feeds)
+
+                def get_next(self):
+                    return next(self.it, None)
+
+            quantize_static(
+                str(source),
+                str(path),
+                Reader(),
+                quant_format=QuantFormat.QDQ,
+                per_channel=True,
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+            )
+    return onnx.load(str(path)), inputs
+
+
 def build(name: str, cache: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    if name.endswith("_int8"):
+        return quantized(name, cache)
     if name == "mlp":
         return mlp()
     if name == "bert_base":

@@ -1,7 +1,10 @@
 """Benchmark xrelay against onnxruntime on the same inputs, side by side in one run.
 
-    python bench/run.py [--models mlp,squeezenet,...] [--runs 5] [--seconds 3] [--json out.json]
-                        [--dynamic]
+    python bench/run.py [--models mlp,squeezenet,...|fp32|int8|all] [--runs 5] [--seconds 3]
+                        [--json out.json] [--dynamic]
+
+`--models int8` runs the int8 set (models.INT8: the MLP, SqueezeNet and ResNet-50 quantized
+by onnxruntime's quantize_static, QDQ per-channel; BERT-base by quantize_dynamic).
 
 Per model (each in its own process, so peak memory is the model's own): build it, compile it
 with xrelay (timed), check that xrelay and onnxruntime agree, then time both with 2 threads
@@ -61,7 +64,19 @@ def measure(
     got = lib.run(**inputs)
     for g, w in zip(got, want):
         scale = max(float(np.nanmax(np.abs(w))), 1.0)
-        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
+        if not name.endswith("_int8"):
+            np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
+            continue
+        # int8: onnxruntime fuses QDQ groups into its own kernels (QLinearAdd, QLinearConv)
+        # whose float steps round some ties the other way; a one-step difference early on
+        # can move a few outputs by a step or two: at most 1 % of them may differ. Dynamic
+        # quantization (BERT) requantizes activations at every MatMul: onnxruntime's own
+        # fused and unfused graphs differ by 0.085 (max abs) on this model, so 0.1 here.
+        if "bert" in name:
+            np.testing.assert_allclose(g, w, rtol=0, atol=0.1)
+            continue
+        off = ~np.isclose(g, w, rtol=2e-2, atol=2e-2 * scale)
+        assert off.mean() <= 0.01, f"{int(off.sum())} of {off.size} outputs differ"
 
     calls = {"xrelay": lambda: lib.run(**inputs), "onnxruntime": lambda: session.run(None, inputs)}
     dynamic_compile_s = None
@@ -102,7 +117,7 @@ def measure(
 
 
 def main() -> int:
-    from models import MODELS
+    from models import INT8, MODELS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -123,11 +138,13 @@ def main() -> int:
     peak = peak_gflops(2)
     print(f"measured peak: {peak:.0f} GFLOP/s on 2 threads ({peak_gflops(1):.0f} on one)")
     rows = []
-    header = f"{'model':<13}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
+    header = f"{'model':<16}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}"
     print(header)
-    for name in args.models.split(","):
+    sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
+    names = [m for part in args.models.split(",") for m in sets.get(part, [part])]
+    for name in names:
         cmd = [
             sys.executable,
             __file__,
@@ -152,7 +169,7 @@ def main() -> int:
         )
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"{name:<13}failed: {reason}")
+            print(f"{name:<16}failed: {reason}")
             rows.append({"model": name, "error": reason})
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
@@ -160,7 +177,7 @@ def main() -> int:
         r["peak_percent"] = 100 * r["xrelay_gflops"] / peak
         rows.append(r)
         line = (
-            f"{name:<13}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
+            f"{name:<16}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
             f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}"
         )
         if "dynamic_ms" in r:

@@ -15,8 +15,9 @@ comes from the dtypes and the zero points (constants of the IR), never from the 
 values, so `xrelay-opt` and `build` produce the same IR; under `build` the f32 weight
 chunks are computed once, at build time, and join the parameters like packed weights.
 
-Left to qnn-legalize: products whose weight is computed at run time, zero points that are
-not constants, grouped convolutions whose K exceeds one chunk, and batch_matmul.
+A data zero point computed at run time (dynamic quantization) is subtracted at run time and
+bounds the chunks by the dtype's whole span. Left to qnn-legalize: products whose weight is
+computed at run time, weight zero points that are not constants, grouped convolutions whose K exceeds one chunk, and batch_matmul.
 """
 
 from __future__ import annotations
@@ -122,9 +123,13 @@ class Rewrite:
         Rewriter.insert_op(new, InsertPoint.before(self.op))
         return new.results[0]
 
-    def centered_data(self, zx: np.ndarray) -> SSAValue:
+    def centered_data(self, zx: np.ndarray | None) -> SSAValue:
+        """f32(x) - f32(zx), the zero point a constant or (None) the op's run-time one."""
         x = self.emit(relay.CastOp(self.op.data, dtype=f32))
-        zero = self.emit(relay.ConstantOp(dense_from_numpy(np.asarray(zx, np.float32))))
+        if zx is None:
+            zero = self.emit(relay.CastOp(self.op.input_zero_point, dtype=f32))
+        else:
+            zero = self.emit(relay.ConstantOp(dense_from_numpy(np.asarray(zx, np.float32))))
         return self.emit(relay.SubtractOp(x, zero))
 
     def chunk(self, x: SSAValue, axis: int, lo: int, hi: int, length: int) -> SSAValue:
@@ -157,13 +162,19 @@ def rewrite_product(op: qnn.ProductOp, weights: Weights, serial: list[int]) -> b
     if x_dtype.itemsize != 1 or w_dtype.itemsize != 1 or x_dtype.kind not in "iu":
         return False
     zx, zw = _scalar_or_vector(op.input_zero_point), _scalar_or_vector(op.kernel_zero_point)
-    if zx is None or zw is None or zx.ndim != 0:
+    if zw is None or (zx is not None and zx.ndim != 0):
         return False
+    if zx is None and op.input_zero_point.type.get_shape() != ():
+        return False
+    # a data zero point computed at run time (dynamic quantization) may be anywhere in the
+    # dtype's range: |x - zx| up to the whole span
+    info = np.iinfo(x_dtype)
+    x_range = centered_range(x_dtype, zx) if zx is not None else int(info.max) - int(info.min)
     found = weights.source(op.weight)
     if found is None:
         return False
     name, transposed, array = found
-    limit = chunk_length(centered_range(x_dtype, zx), centered_range(w_dtype, zw))
+    limit = chunk_length(x_range, centered_range(w_dtype, zw))
     w_shape = tuple(op.weight.type.get_shape())
 
     def centered_weight() -> np.ndarray:

@@ -124,3 +124,33 @@ def test_the_products_run_on_the_gemm():
     text = str(module)
     assert "qnn." not in text and "xr_gemm" in text.replace("@xr_", "xr_")
     assert ctx.params["w.f32.1.0"].dtype == np.float32
+
+
+@pytest.mark.parametrize("zero", [0, 255, 77])
+def test_a_run_time_data_zero_point_is_exact(zero):
+    """Dynamic quantization: the data zero point is an input; the chunks are bounded by the
+    dtype's whole span."""
+    k = 3001
+    x, w = extreme_dense(k)
+    text = f"""
+func.func @main(%x: tensor<3x{k}xui8> {{xrelay.name = "x"}}, %zx: tensor<i32> {{xrelay.name = "zx"}}, %w: tensor<{k}x5xi8> {{xrelay.name = "w", xrelay.param}}) -> tensor<3x5xi32> {{
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %wt = relay.transpose %w {{axes = array<i64: 1, 0>}} : (tensor<{k}x5xi8>) -> tensor<5x{k}xi8>
+  %y = qnn.dense %x, %wt, %zx, %zw, %sx, %sw : (tensor<3x{k}xui8>, tensor<5x{k}xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<3x5xi32>
+  func.return %y : tensor<3x5xi32>
+}}"""
+    inputs = {"x": x, "zx": np.array(zero, np.int32)}
+    got = run(text, {"w": w}, inputs)
+    np.testing.assert_array_equal(got, (x.astype(np.int64) - zero) @ w.astype(np.int64))
+    assert "relay.nn.dense" in lowered(text, {"w": w})
+
+
+def lowered(text: str, params: dict) -> str:
+    from xrelay.lowering.context import BuildContext
+    from xrelay.lowering.pipeline import lower
+
+    module = xrelay.parse_module(text)
+    lower(module, ctx=BuildContext(params=dict(params)), stop_after="qnn-float-products")
+    return str(module)
