@@ -38,6 +38,7 @@ _PASS_CLASSES: dict[str, str] = {
     "select-kernels": "xrelay.lowering.select_kernels:SelectKernels",
     "prepack-weights": "xrelay.lowering.prepack_weights:PrepackWeights",
     "relay-to-linalg": "xrelay.lowering.relay_to_linalg:RelayToLinalg",
+    "fuse-elementwise": "xrelay.lowering.fuse_elementwise:FuseElementwise",
     "bufferize": "xrelay.lowering.bufferize:Bufferize",
     "outline-kernels": "xrelay.lowering.outline_kernels:OutlineKernels",
     "plan-buffers": "xrelay.lowering.plan_buffers:PlanBuffers",

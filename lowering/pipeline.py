@@ -11,6 +11,7 @@
     select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
     prepack-weights   GEMM weights that are parameters -> parameters in the kernel's layout
     relay-to-linalg   relay ops -> linalg on tensors
+    fuse-elementwise  chains of elementwise linalg.generic ops -> one op (one loop) each
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function
@@ -55,6 +56,7 @@ from xrelay.lowering.emit_runtime import EmitRuntime
 from xrelay.lowering.expose_checks import ExposeChecks
 from xrelay.lowering.external import LinkExternal
 from xrelay.lowering.fuse_composites import FuseComposites
+from xrelay.lowering.fuse_elementwise import FuseElementwise
 from xrelay.lowering.hoist_constants import HoistConstants
 from xrelay.lowering.inline_calls import InlineCalls
 from xrelay.lowering.instrument_calls import InstrumentCalls
@@ -96,6 +98,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("select-kernels", SelectKernels),
     ("prepack-weights", PrepackWeights),
     ("relay-to-linalg", RelayToLinalg),
+    ("fuse-elementwise", FuseElementwise),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
     ("plan-buffers", PlanBuffers),

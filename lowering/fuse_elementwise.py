@@ -1,0 +1,150 @@
+"""`fuse-elementwise`: chains of elementwise linalg.generic ops on tensors -> one op each.
+
+relay-to-linalg gives every relay op its own `linalg.generic`, so a chain like a
+requantization (subtract, cast, multiply, round, add, clip, cast) makes seven loops, each
+reading and writing a whole tensor. Fusing a producer into its consumer computes the
+producer's value inside the consumer's body instead: one loop, one memory pass, no
+intermediate buffer.
+
+A producer P fuses into a consumer C when
+- both are all-parallel `linalg.generic`s with one result, P's result is used only by C
+  (once), and P's body does not read its output (elementwise);
+- P writes through the identity map and C reads it through the identity map, so both
+  iterate the same domain with the same loop variables (then P's input maps, broadcasts
+  and transposes included, stay valid in C).
+The fused op takes C's other inputs and P's inputs; its body is P's body feeding C's.
+Everything else (reductions, GEMM calls, ops read through a non-identity map or by several
+users) is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import linalg
+from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+
+def _all_parallel(op: linalg.GenericOp) -> bool:
+    return all(t.data == linalg.IteratorType.PARALLEL for t in op.iterator_types.data)
+
+
+def _identity(m: AffineMapAttr, loops: int) -> bool:
+    return m.data == AffineMap.identity(loops)
+
+
+def _fusible_producer(consumer: linalg.GenericOp, index: int) -> linalg.GenericOp | None:
+    """The producer of consumer input `index`, if it can be fused (module docstring)."""
+    value = consumer.inputs[index]
+    producer = value.owner
+    if not isinstance(producer, linalg.GenericOp) or len(producer.outputs) != 1:
+        return None
+    if value.uses.get_length() != 1 or not _all_parallel(producer):
+        return None
+    loops = len(consumer.iterator_types.data)
+    if len(producer.iterator_types.data) != loops:
+        return None
+    p_maps = producer.indexing_maps.data
+    if not _identity(p_maps[-1], loops) or not _identity(consumer.indexing_maps.data[index], loops):
+        return None
+    p_block = producer.body.block
+    if p_block.args[-1].uses:  # reads its output: not elementwise
+        return None
+    return producer
+
+
+def fuse_pair(
+    producer: linalg.GenericOp, consumer: linalg.GenericOp, index: int
+) -> linalg.GenericOp:
+    """Replace `consumer` by one op computing `producer` in its body (see `fusible`)."""
+    c_inputs = list(consumer.inputs)
+    c_maps = list(consumer.indexing_maps.data)
+    n_in = len(c_inputs)
+    inputs = c_inputs[:index] + list(producer.inputs) + c_inputs[index + 1 :]
+    maps = (
+        c_maps[:index]
+        + list(producer.indexing_maps.data[: len(producer.inputs)])
+        + c_maps[index + 1 : n_in]
+        + c_maps[n_in:]
+    )
+    c_block, p_block = consumer.body.block, producer.body.block
+    c_args = list(c_block.args)
+    p_args = list(p_block.args)
+    arg_types = (
+        [a.type for a in c_args[:index]]
+        + [a.type for a in p_args[: len(producer.inputs)]]
+        + [a.type for a in c_args[index + 1 :]]
+    )
+    block = Block(arg_types=arg_types)
+    new_args = list(block.args)
+    k = len(producer.inputs)
+    mapping: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(p_args[:k], new_args[index : index + k]):
+        mapping[old] = new
+    yielded: SSAValue | None = None
+    for op in p_block.ops:
+        if isinstance(op, linalg.YieldOp):
+            yielded = mapping.get(op.operands[0], op.operands[0])
+            break
+        block.add_op(op.clone(value_mapper=mapping))
+    assert yielded is not None
+    for old, new in zip(c_args[:index], new_args[:index]):
+        mapping[old] = new
+    mapping[c_args[index]] = yielded
+    for old, new in zip(c_args[index + 1 :], new_args[index + k :]):
+        mapping[old] = new
+    for op in c_block.ops:
+        block.add_op(op.clone(value_mapper=mapping))
+    fused = linalg.GenericOp(
+        inputs,
+        list(consumer.outputs),
+        Region(block),
+        maps,
+        consumer.iterator_types.data,
+        [r.type for r in consumer.results],
+    )
+    fused.location = consumer.location
+    Rewriter.replace_op(consumer, fused)
+    outs = [o.owner for o in producer.outputs]
+    Rewriter.erase_op(producer)
+    for owner in outs:  # the producer's tensor.empty, now unused
+        if isinstance(owner, Operation) and not any(r.uses for r in owner.results):
+            Rewriter.erase_op(owner)
+    return fused
+
+
+def fuse_elementwise(module: ModuleOp) -> int:
+    """Fuse every chain, consumers in program order (a consumer absorbs its producers one
+    by one, so a whole chain ends in its last op); returns how many pairs were fused."""
+    count = 0
+    for op in list(module.walk()):
+        if not isinstance(op, linalg.GenericOp) or op.parent is None or not _all_parallel(op):
+            continue
+        index = 0
+        while index < len(op.inputs):
+            producer = _fusible_producer(op, index)
+            if producer is None:
+                index += 1
+                continue
+            op = fuse_pair(producer, op, index)
+            count += 1
+            index = 0
+    return count
+
+
+@dataclass(frozen=True)
+class FuseElementwise(ModulePass):
+    """Elementwise linalg.generic producers -> their single consumer. Option: enabled."""
+
+    name = "fuse-elementwise"
+
+    enabled: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.enabled:
+            fuse_elementwise(op)
