@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import linalg
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -61,7 +61,8 @@ def _fusible_producer(consumer: linalg.GenericOp, index: int) -> linalg.GenericO
 def fuse_pair(
     producer: linalg.GenericOp, consumer: linalg.GenericOp, index: int
 ) -> linalg.GenericOp:
-    """Replace `consumer` by one op computing `producer` in its body (see `fusible`)."""
+    """Replace `consumer` by one op computing `producer` in its body (the conditions:
+    `_fusible_producer`); returns the new op."""
     c_inputs = list(consumer.inputs)
     c_maps = list(consumer.indexing_maps.data)
     n_in = len(c_inputs)
@@ -83,23 +84,25 @@ def fuse_pair(
     block = Block(arg_types=arg_types)
     new_args = list(block.args)
     k = len(producer.inputs)
-    mapping: dict[SSAValue, SSAValue] = {}
+    # the bodies' ops move (no copies: a chain's body would be copied once per link)
     for old, new in zip(p_args[:k], new_args[index : index + k]):
-        mapping[old] = new
-    yielded: SSAValue | None = None
-    for op in p_block.ops:
-        if isinstance(op, linalg.YieldOp):
-            yielded = mapping.get(op.operands[0], op.operands[0])
+        old.replace_all_uses_with(new)
+    p_yield = p_block.last_op
+    assert isinstance(p_yield, linalg.YieldOp)
+    yielded = p_yield.operands[0]
+    for op in list(p_block.ops):
+        if op is p_yield:
             break
-        block.add_op(op.clone(value_mapper=mapping))
-    assert yielded is not None
+        op.detach()
+        block.add_op(op)
     for old, new in zip(c_args[:index], new_args[:index]):
-        mapping[old] = new
-    mapping[c_args[index]] = yielded
+        old.replace_all_uses_with(new)
+    c_args[index].replace_all_uses_with(yielded)
     for old, new in zip(c_args[index + 1 :], new_args[index + k :]):
-        mapping[old] = new
-    for op in c_block.ops:
-        block.add_op(op.clone(value_mapper=mapping))
+        old.replace_all_uses_with(new)
+    for op in list(c_block.ops):
+        op.detach()
+        block.add_op(op)
     fused = linalg.GenericOp(
         inputs,
         list(consumer.outputs),
