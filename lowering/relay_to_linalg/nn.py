@@ -488,9 +488,11 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     is_max = isinstance(op, relay.MaxPool1DOp | relay.MaxPool2DOp | relay.MaxPool3DOp)
     begins, ends = _pool_padding(op)
     x = pad_spatial(e, op.data, begins, ends, lowest(elem) if is_max else 0)
-    rank = 2 + 2 * n_sp  # n, c, *out, *window
+    # loops n, c, *window, *out: the output's spatial loops innermost, so the innermost loop
+    # runs along an output row (vectorizable; a window-innermost order has 2-3 iterations)
+    rank = 2 + 2 * n_sp
     d = dims(rank)
-    sp, win = d[2 : 2 + n_sp], d[2 + n_sp :]
+    win, sp = d[2 : 2 + n_sp], d[2 + n_sp :]
     x_map = amap(
         rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]]
     )
@@ -500,8 +502,8 @@ def lower_pool(e: Emitter, op) -> SSAValue:
         [x, window],
         [x_map, amap(rank, win)],
         out_shape,
-        amap(rank, d[: 2 + n_sp]),
-        ["parallel"] * (2 + n_sp) + ["reduction"] * n_sp,
+        amap(rank, [d[0], d[1], *sp]),
+        ["parallel"] * 2 + ["reduction"] * n_sp + ["parallel"] * n_sp,
         elem,
         lowest(elem) if is_max else 0,
         lambda b, acc, value, _window: b.binary(kind, acc, value),
