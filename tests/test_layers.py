@@ -8,7 +8,8 @@ layer table below.
     frontends, transforms            <- never each other
     lowering                         <- never reference: the oracle must not share its code
     tools, universe, relay (the Relay  <- import anything
-    API facade), xrelay/__init__
+    API facade), dynamo (torch.compile),
+    xrelay/__init__
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ Both paths share one op table: converters registered by ATen op name with
 `@aten_op("convolution")`, in files by op group (`elementwise`, `nn`, `tensor`, `reduce`,
 `indexing`, `image`),
 reading their arguments by schema name through the `Call` binder.
+
+`torch.compile(model, backend="xrelay")` is `xrelay/dynamo.py` (it joins this frontend and
+`xrelay.build`, so it sits above both layers; registered through the `torch_dynamo_backends`
+entry point).
 """
 
 from xrelay.frontends.pytorch import (  # noqa: F401  (registers the converters)
