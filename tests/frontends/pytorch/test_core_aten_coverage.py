@@ -73,3 +73,14 @@ def test_random_exclusions_are_tagged_random() -> None:
 def test_the_doc_lists_every_exclusion() -> None:
     text = DOC.read_text()
     assert not [k for k in EXCLUDED.keys() | FOLDED.keys() if f"`{k}`" not in text]
+
+
+def test_at_least_95_percent_of_inference_ops_are_handled() -> None:
+    """Gradient, random and stride ops aside (they never carry inference values), at least
+    95 % of the core ops are converted or folded at import."""
+    from xrelay.frontends.pytorch.exclusions import BACKWARD, LAYOUT, RANDOM
+
+    not_inference = {k for k, why in EXCLUDED.items() if why in (BACKWARD, RANDOM, LAYOUT)}
+    relevant = [k for k in CORE if k not in not_inference]
+    handled = [k for k in relevant if lookup(k) is not None or k in SHAPE_ONLY | FOLDED.keys()]
+    assert len(handled) / len(relevant) >= 0.95, (len(handled), len(relevant))
