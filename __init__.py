@@ -57,6 +57,20 @@ def from_pytorch(script_module, input_infos, custom_convert_map=None, **options)
     return convert(script_module, input_infos, custom_convert_map, **options)
 
 
+def from_tflite(model, shape=None):
+    """Import a TFLite flatbuffer (a path or its bytes): `(module, params)` (see
+    xrelay.frontends.tflite). Needs the `tflite` package: `pip install xrelay[tflite]`."""
+    try:
+        import tflite  # noqa: F401
+    except ImportError:
+        raise Error(
+            "reading TFLite models needs the tflite package: pip install xrelay[tflite]"
+        ) from None
+    from xrelay.frontends.tflite import from_tflite as convert
+
+    return convert(model, shape)
+
+
 __all__ = [
     "Error",
     "ParseError",
@@ -69,6 +83,7 @@ __all__ = [
     "from_exported_program",
     "from_onnx",
     "from_pytorch",
+    "from_tflite",
     "load",
     "parse_module",
     "verify_module",

@@ -31,6 +31,18 @@ from xrelay.signature import NAME_ATTR, PARAM_ATTR, FunctionSignature, main_func
 HOIST_MIN_ELEMENTS = 1024
 
 
+def _quantization_parameter(op: relay.ConstantOp) -> bool:
+    """The constant is a qnn op's scale or zero point (a requantize with TFLite rounding
+    reads their values when it is legalized; per-channel ones can be long)."""
+    for use in op.result.uses:
+        if use.operation.dialect_name() != "qnn":
+            continue
+        operands = use.operation.get_irdl_definition().operands
+        if use.index < len(operands) and operands[use.index][0].endswith(("scale", "zero_point")):
+            return True
+    return False
+
+
 def hoist_constants(
     module: ModuleOp, min_elements: int = HOIST_MIN_ELEMENTS
 ) -> dict[str, np.ndarray]:
@@ -44,6 +56,8 @@ def hoist_constants(
         if not isinstance(op, relay.ConstantOp):
             continue
         if int(np.prod(op.result.type.get_shape())) < min_elements:
+            continue
+        if _quantization_parameter(op):
             continue
         name = f"__const{len(hoisted)}"
         while name in taken:

@@ -14,14 +14,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i32
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy
-from xrelay.dialects.qnn.base import broadcast_shape, check_params, dtype_range
+from xrelay.dialects.qnn.base import (
+    broadcast_shape,
+    check_params,
+    dtype_range,
+    tflite_multiplier,
+)
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str
 
@@ -111,8 +116,72 @@ def dequantize(b: Builder, op: qnn.DequantizeOp) -> SSAValue:
     return b.emit(relay.MultiplyOp(real, b.along(op.scale, rank, axis)))
 
 
+def tflite_requantize(b: Builder, op: qnn.RequantizeOp) -> SSAValue:
+    """TFLite's MultiplyByQuantizedMultiplier in i64 (reference/qnn.py has the numpy form):
+    gemmlowp's doubling high multiply with its nudge and the rounding right shift
+    ("tflite"), or one rounding half up, `(x * m + 2^(30 - s)) >> (31 - s)`
+    ("tflite_single")."""
+    a = op.attrs
+    scales = [constant_value(v) for v in (op.input_scale, op.output_scale)]
+    if any(s is None for s in scales):
+        raise Error(f"{location_str(op)}: rounding '{a.rounding}' needs constant scales")
+    real = np.asarray(scales[0], np.float64) / np.float64(scales[1])
+    mantissa, shift = tflite_multiplier(real)
+    rank = _rank(op.data)
+
+    def per_axis(values: np.ndarray) -> SSAValue:
+        shape = broadcast_shape(rank, a.axis, values.ndim)
+        return b.constant(values.astype(np.int64).reshape(shape or values.shape))
+
+    x = b.cast(b.centered(op.data, op.input_zero_point, a.axis), i64)
+    if a.rounding == "tflite_single":
+        total_shift = 31 - shift
+        product = b.emit(relay.MultiplyOp(x, per_axis(mantissa)))
+        nudged = b.emit(relay.AddOp(product, per_axis(np.int64(1) << (total_shift - 1))))
+        rounded = b.emit(relay.RightShiftOp(nudged, per_axis(total_shift)))
+    else:
+        rounded = _double_rounding(b, x, mantissa, shift, per_axis)
+    shifted = b.emit(relay.AddOp(rounded, b.cast(op.output_zero_point, i64)))
+    lo, hi = dtype_range(a.out_dtype)
+    clipped = b.emit(relay.ClipOp(shifted, a_min=float(lo), a_max=float(hi)))
+    return b.cast(clipped, a.out_dtype)
+
+
+def _double_rounding(b: Builder, x: SSAValue, mantissa, shift, per_axis) -> SSAValue:
+    """gemmlowp: SaturatingRoundingDoublingHighMul(x << left, m), RoundingDivideByPOT."""
+    if np.any(shift > 0):
+        x = b.emit(relay.MultiplyOp(x, per_axis(np.int64(1) << np.maximum(shift, 0))))
+    product = b.emit(relay.MultiplyOp(x, per_axis(mantissa)))
+    zero = b.constant(np.int64(0))
+    nudge = b.emit(
+        relay.WhereOp(
+            b.emit(relay.GreaterEqualOp(product, zero)),
+            b.constant(np.int64(1 << 30)),
+            b.constant(np.int64(1 - (1 << 30))),
+        )
+    )
+    total = b.emit(relay.AddOp(product, nudge))
+    toward_zero = b.emit(
+        relay.WhereOp(b.emit(relay.LessOp(total, zero)), b.constant(np.int64((1 << 31) - 1)), zero)
+    )
+    high = b.emit(
+        relay.RightShiftOp(b.emit(relay.AddOp(total, toward_zero)), b.constant(np.int64(31)))
+    )
+    right = np.maximum(-shift, 0)
+    if not np.any(right > 0):
+        return high
+    mask = (np.int64(1) << right) - 1
+    remainder = b.emit(relay.BitwiseAndOp(high, per_axis(mask)))
+    negative = b.cast(b.emit(relay.LessOp(high, zero)), i64)
+    threshold = b.emit(relay.AddOp(per_axis(mask >> 1), negative))
+    up = b.cast(b.emit(relay.GreaterOp(remainder, threshold)), i64)
+    return b.emit(relay.AddOp(b.emit(relay.RightShiftOp(high, per_axis(right))), up))
+
+
 def requantize(b: Builder, op: qnn.RequantizeOp) -> SSAValue:
     a = op.attrs
+    if a.rounding != "half_to_even":
+        return tflite_requantize(b, op)
     return b.requantize(
         op.data,
         op.input_scale,

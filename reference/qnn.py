@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.dtypes import numpy_dtype
-from xrelay.dialects.qnn.base import broadcast_shape, dtype_range
+from xrelay.dialects.qnn.base import broadcast_shape, dtype_range, tflite_multiplier
 from xrelay.reference.nn import conv
 from xrelay.reference.registry import impl
 
@@ -58,10 +58,37 @@ def requantize_values(acc, in_scale, in_zp, out_scale, out_zp, axis: int, dtype_
     return saturate(np.round(diff * multiplier) + np.float32(out_zp), dtype_attr)
 
 
+def tflite_requantize_values(
+    acc, in_scale, in_zp, out_scale, out_zp, axis: int, dtype_attr, single: bool = False
+):
+    """TFLite's MultiplyByQuantizedMultiplier in int64: gemmlowp's doubling high multiply
+    and rounding right shift, or (`single`) one rounding half up,
+    `(x * m + 2^(30 - s)) >> (31 - s)`."""
+    rank = acc.ndim
+    real = np.asarray(in_scale, np.float64) / np.float64(out_scale)
+    mantissa, shift = (per_axis(p, rank, axis) for p in tflite_multiplier(real))
+    x = centered(acc, per_axis(in_zp, rank, axis))
+    if single:
+        total_shift = 31 - shift
+        rounded = (x * mantissa + (np.int64(1) << (total_shift - 1))) >> total_shift
+        return saturate(rounded + np.int64(out_zp), dtype_attr)
+    product = x * (np.int64(1) << np.maximum(shift, 0)) * mantissa
+    total = product + np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    high = (total + np.where(total < 0, (1 << 31) - 1, 0)) >> 31  # division toward zero
+    right = np.maximum(-shift, 0)
+    mask = (np.int64(1) << right) - 1
+    threshold = (mask >> 1) + (high < 0)
+    rounded = (high >> right) + ((high & mask) > threshold)
+    return saturate(rounded + np.int64(out_zp), dtype_attr)
+
+
 @impl(qnn.RequantizeOp)
 def requantize(op, acc, in_scale, in_zp, out_scale, out_zp):
     a = op.attrs
-    return requantize_values(acc, in_scale, in_zp, out_scale, out_zp, a.axis, a.out_dtype)
+    args = (acc, in_scale, in_zp, out_scale, out_zp, a.axis, a.out_dtype)
+    if a.rounding == "half_to_even":
+        return requantize_values(*args)
+    return tflite_requantize_values(*args, single=a.rounding == "tflite_single")
 
 
 @impl(qnn.Conv2DOp)

@@ -1,11 +1,11 @@
 """`xrelay`: the model-level command line.
 
     xrelay inspect FILE [--dot OUT.dot]
-                          a model (.onnx, .pt2 saved by torch.export, textual IR .mlir):
+                          a model (.onnx, .pt2 saved by torch.export, .tflite, textual IR .mlir):
                           inputs and parameters apart, shapes with their symbols, results,
                           the op histogram with GFLOP per op type, and with --dot a
                           Graphviz graph; an artifact (.xrl): target, signature, sizes.
-                          Every verb takes .pt2 programs where it takes ONNX models.
+                          Every verb takes .pt2 and .tflite models where it takes ONNX models.
     xrelay compile MODEL.onnx -o OUT.xrl [--shape NAME=1x3x224x224 ...] [--target-cpu CPU]
                           compile a model and save it as an artifact (lowering/artifact.py)
     xrelay bench MODEL.onnx [--compare onnxruntime] [--runs N] [--seconds S] [--shape ...]
@@ -47,12 +47,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import parse_module, verify_module
 
-MODEL_SUFFIXES = (".onnx", ".pt2", ".mlir")
+MODEL_SUFFIXES = (".onnx", ".pt2", ".tflite", ".mlir")
+IMPORTED = (".onnx", ".pt2", ".tflite")  # suffixes of models a frontend imports
 
 
 def load_model(path: Path, shape_specs: Sequence[str] = ()) -> tuple[ModuleOp, dict]:
-    """(module, params) of an ONNX model, a saved torch.export program (.pt2) or textual
-    IR (.mlir, no parameters), verified; `--shape` specs pin ONNX inputs."""
+    """(module, params) of an ONNX model, a saved torch.export program (.pt2), a TFLite
+    flatbuffer or textual IR (.mlir, no parameters), verified; `--shape` specs pin ONNX and
+    TFLite inputs."""
     if not path.is_file():
         raise Error(f"cannot read {path}: no such file")
     shapes = _parse_shapes(list(shape_specs)) or None
@@ -60,8 +62,12 @@ def load_model(path: Path, shape_specs: Sequence[str] = ()) -> tuple[ModuleOp, d
         from xrelay import from_onnx
 
         return from_onnx(str(path), shape=shapes)
+    if path.suffix == ".tflite":
+        from xrelay import from_tflite
+
+        return from_tflite(str(path), shape=shapes)
     if shapes:
-        raise Error("--shape applies to ONNX models")
+        raise Error("--shape applies to ONNX and TFLite models")
     if path.suffix == ".pt2":
         import logging
         import zipfile
@@ -95,7 +101,7 @@ def load_model(path: Path, shape_specs: Sequence[str] = ()) -> tuple[ModuleOp, d
 
 def load_module(path: Path) -> ModuleOp:
     """A verified module from a textual IR file or an ONNX model."""
-    if path.suffix in (".onnx", ".pt2"):
+    if path.suffix in IMPORTED:
         return load_model(path)[0]
     try:
         text = path.read_bytes()
@@ -214,9 +220,7 @@ def cmd_inspect(args: argparse.Namespace) -> None:
         raise Error(
             f"{path.name}: not a model xrelay reads (expected {', '.join(MODEL_SUFFIXES)} or .xrl)"
         )
-    module, params = (
-        load_model(path) if path.suffix in (".onnx", ".pt2") else (load_module(path), {})
-    )
+    module, params = load_model(path) if path.suffix in IMPORTED else (load_module(path), {})
     print(describe(module, params))
     if args.dot:
         write_dot(module, Path(args.dot))
@@ -497,6 +501,16 @@ def cmd_bisect(args: argparse.Namespace) -> None:
 
 
 def _output_names(path: Path, n: int) -> list[str]:
+    if path.suffix == ".tflite":
+        try:
+            from xrelay.frontends.tflite.model import read_model
+
+            model = read_model(path.read_bytes(), path.name)
+            return [model.tensors[i].name for i in model.outputs][:n]
+        except Exception:  # noqa: BLE001 - names are only decoration
+            return [f"output_{i}" for i in range(n)]
+    if path.suffix != ".onnx":
+        return [f"output_{i}" for i in range(n)]
     import onnx
 
     try:

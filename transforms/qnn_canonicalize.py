@@ -68,7 +68,14 @@ class RemoveClipAfterRequantize(PatternCallback):
         a_min, a_max = max(clip.attrs.a_min, lo), min(clip.attrs.a_max, hi)
         if a_min > a_max:
             return None
-        new = self.emit(qnn.RequantizeOp(*req.operands, axis=req.attrs.axis, out_dtype=narrow))
+        new = self.emit(
+            qnn.RequantizeOp(
+                *req.operands,
+                axis=req.attrs.axis,
+                out_dtype=narrow,
+                rounding=req.attrs.rounding,
+            )
+        )
         if (a_min, a_max) == (lo, hi):
             return new
         return self.emit(relay.ClipOp(new, a_min=float(a_min), a_max=float(a_max)))

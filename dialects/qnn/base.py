@@ -105,3 +105,18 @@ def broadcast_shape(rank: int, axis: int, param_rank: int) -> Sequence[int] | No
     shape = [1] * rank
     shape[axis % rank] = -1
     return shape
+
+
+def tflite_multiplier(real: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TFLite's QuantizeMultiplier, elementwise: each non-negative `real` (f64) as a 31-bit
+    mantissa `m` (int64, in [2^30, 2^31)) and a shift `s` with real ~= m * 2^(s - 31); zero
+    (and values below 2^-31) give (0, 0). The semantics of `qnn.requantize {rounding =
+    "tflite"}`, read by its lowering and the reference executor alike."""
+    real = np.asarray(real, dtype=np.float64)
+    fraction, shift = np.frexp(real)
+    mantissa = np.floor(fraction * 2.0**31 + 0.5).astype(np.int64)  # std::round: half away
+    carry = mantissa == 2**31
+    mantissa = np.where(carry, mantissa // 2, mantissa)
+    shift = np.where(carry, shift + 1, shift).astype(np.int64)
+    tiny = (shift < -31) | (real == 0)
+    return np.where(tiny, 0, mantissa), np.where(tiny, 0, shift)

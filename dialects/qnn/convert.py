@@ -1,12 +1,13 @@
 """Conversions between real and quantized tensors: quantize, dequantize, requantize.
 
 Rounding is half to even on the f32 value, as onnxruntime's QuantizeLinear and fbgemm's
-requantization do, then the result saturates to the output type's range.
+requantization do, then the result saturates to the output type's range. A requantize with
+`rounding = "tflite"` instead scales in fixed point as TFLite's integer kernels do.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects.builtin import TensorType, f32, f64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xrelay.dialects.dims import shape_of
@@ -16,6 +17,7 @@ from xrelay.dialects.relay.base import (
     expect_count,
     fmt_type,
     int_prop,
+    str_prop,
     tensor,
     type_prop,
 )
@@ -81,6 +83,14 @@ class RequantizeOp(RelayOp):
     Input parameters may be per channel along `axis` (a conv's weight scales); output ones
     are per tensor.
 
+    `rounding = "tflite"` computes as TFLite's integer kernels (MultiplyByQuantizedMultiplier):
+    the multiplier `input_scale / output_scale`, taken in f64, becomes a 31-bit fixed-point
+    mantissa `m` and a shift `s` (QuantizeMultiplier); the product rounds with gemmlowp's
+    doubling high multiply and rounding right shift. `rounding = "tflite_single"` rounds
+    once, half up: `(x * m + 2^(30 - s)) >> (31 - s)` (TFLITE_SINGLE_ROUNDING; LiteRT's
+    fully connected kernels round so). Their scales must be constants, and their input
+    scale may be f64 (an exact product of two f32 scales).
+
     %y = qnn.requantize %acc, %in_scale, %in_zp, %out_scale, %out_zp {out_dtype = ui8}
         : (tensor<1x4xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>)
         -> tensor<1x4xui8>
@@ -95,15 +105,23 @@ class RequantizeOp(RelayOp):
     result = result_def(TensorType)
     axis = int_prop(-1)
     out_dtype = type_prop()
+    rounding = str_prop("half_to_even")
 
     @classmethod
     def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
         data, in_scale, in_zp, out_scale, out_zp = expect_count(name, types, 5)
         expect_quantized(name, data)
+        if attrs.rounding not in ROUNDINGS:
+            raise ShapeError(f"'{name}' rounding '{attrs.rounding}' is not one of {ROUNDINGS}")
+        tflite = attrs.rounding != "half_to_even"
+        if tflite and isinstance(in_scale, TensorType) and in_scale.element_type == f64:
+            in_scale = tensor(shape_of(in_scale), f32)  # checked as f32: same rules
         expect_dtype(name, attrs.out_dtype)
         expect_params(name, in_scale, in_zp, axis_size(name, data, attrs.axis), "input")
         expect_params(name, out_scale, out_zp, None, "output")
         return [tensor(shape_of(data), attrs.out_dtype)]
 
+
+ROUNDINGS = ("half_to_even", "tflite", "tflite_single")
 
 CONVERT_OPS = [QuantizeOp, DequantizeOp, RequantizeOp]

@@ -38,6 +38,24 @@ func.func @f(%x: tensor<4xi8>, %s: tensor<f32>, %z: tensor<i8>) {
 
 // -----
 
+// qnn.requantize: an unknown rounding.
+func.func @f(%x: tensor<1x4xi32>, %s: tensor<f32>, %z: tensor<i32>) {
+  %0 = qnn.requantize %x, %s, %z, %s, %z {out_dtype = i8, rounding = "up"} : (tensor<1x4xi32>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4xi8>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.requantize' op rounding 'up' is not one of ('half_to_even', 'tflite', 'tflite_single')
+
+// -----
+
+// qnn.requantize: an f64 input scale needs rounding "tflite".
+func.func @f(%x: tensor<1x4xi32>, %s: tensor<f32>, %s64: tensor<f64>, %z: tensor<i32>) {
+  %0 = qnn.requantize %x, %s64, %z, %s, %z {out_dtype = i8} : (tensor<1x4xi32>, tensor<f64>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4xi8>
+  func.return
+}
+// CHECK: qnn-invalid.mlir:[[# @LINE - 3]]:3: error: 'qnn.requantize' op input scale must be a tensor of f32, got tensor<f64>
+
+// -----
+
 // qnn.requantize: per-channel output parameters.
 func.func @f(%x: tensor<1x4xi32>, %s: tensor<f32>, %z: tensor<i32>, %sc: tensor<4xf32>) {
   %0 = qnn.requantize %x, %s, %z, %sc, %z {out_dtype = ui8} : (tensor<1x4xi32>, tensor<f32>, tensor<i32>, tensor<4xf32>, tensor<i32>) -> tensor<1x4xui8>

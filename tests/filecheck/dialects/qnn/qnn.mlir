@@ -3,7 +3,7 @@
 
 // Conversions: per-tensor and per-channel parameters, narrow and i32 types.
 // CHECK-LABEL: func.func @conversions
-func.func @conversions(%x: tensor<1x4x2x2xf32>, %acc: tensor<1x4x2x2xi32>, %s: tensor<f32>, %z: tensor<i32>, %sc: tensor<4xf32>, %zc: tensor<4xi32>) {
+func.func @conversions(%x: tensor<1x4x2x2xf32>, %acc: tensor<1x4x2x2xi32>, %s: tensor<f32>, %z: tensor<i32>, %sc: tensor<4xf32>, %zc: tensor<4xi32>, %sc64: tensor<4xf64>) {
   // CHECK: qnn.quantize %{{.*}}, %{{.*}}, %{{.*}} {out_dtype = ui8} : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xui8>
   %q = qnn.quantize %x, %s, %z {out_dtype = ui8} : (tensor<1x4x2x2xf32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xui8>
   // CHECK: qnn.quantize %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, out_dtype = i8} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xi32>) -> tensor<1x4x2x2xi8>
@@ -12,6 +12,9 @@ func.func @conversions(%x: tensor<1x4x2x2xf32>, %acc: tensor<1x4x2x2xi32>, %s: t
   %d = qnn.dequantize %q, %s, %z : (tensor<1x4x2x2xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xf32>
   // CHECK: qnn.requantize %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x2x2xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xui8>
   %r = qnn.requantize %acc, %sc, %z, %s, %z {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x2x2xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xui8>
+  // TFLite's fixed-point rounding; its input scale may be f64 (an exact product of two f32 scales).
+  // CHECK: qnn.requantize %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, out_dtype = i8, rounding = "tflite"} : (tensor<1x4x2x2xi32>, tensor<4xf64>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xi8>
+  %t = qnn.requantize %acc, %sc64, %z, %s, %z {axis = 1 : i64, out_dtype = i8, rounding = "tflite"} : (tensor<1x4x2x2xi32>, tensor<4xf64>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x2x2xi8>
   func.return
 }
 
