@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xrelay.dialects.dims import Dim, dim_str, evaluate, fmt_dims, shape_of
 from xrelay.dialects.dtypes import (
     from_storage,
@@ -42,6 +42,17 @@ PARAM_ATTR = "xrelay.param"
 DTYPE_ATTR = "xrelay.dtype"
 # @main attribute: {symbol = array<i64: min, max>} for dynamic dimensions with a declared range
 DIM_RANGES_ATTR = "xrelay.dim_ranges"
+
+
+def param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
+    """The name of the parameter `value` is, if it is one of fn's parameters."""
+    if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
+        return None
+    if fn.arg_attrs is None:
+        return None
+    entries = fn.arg_attrs.data[value.index].data
+    name = entries.get(NAME_ATTR)
+    return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
 
 
 def arg_attrs(

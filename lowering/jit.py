@@ -25,7 +25,7 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.errors import Error
 from xrelay.lowering import compile_worker
-from xrelay.lowering.compile_worker import CompileError, optimize  # noqa: F401
+from xrelay.lowering.compile_worker import CompileError
 from xrelay.lowering.compile_worker import object_code as compile_object
 from xrelay.lowering.expose_checks import first_violation
 from xrelay.signature import FunctionSignature, check_inputs

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
 )
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
@@ -35,20 +35,9 @@ from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.gemm import panel_width
 from xrelay.lowering.kernels.prepack import pack_weight, padded
 from xrelay.lowering.select_kernels import KERNEL_ATTR, DeclarationCache, gemm_declaration
-from xrelay.signature import NAME_ATTR, PARAM_ATTR
+from xrelay.signature import NAME_ATTR, PARAM_ATTR, param_name
 
 PACK_ATTR = "xrelay.pack"  # on a parameter added for a packed weight: how to build it
-
-
-def _param_name(fn: func.FuncOp, value: SSAValue) -> str | None:
-    """The name of the parameter `value` is, if it is one of fn's parameters."""
-    if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
-        return None
-    if fn.arg_attrs is None:
-        return None
-    entries = fn.arg_attrs.data[value.index].data
-    name = entries.get(NAME_ATTR)
-    return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
 
 
 VECTOR_WIDTH_ATTR = "xrelay.vector_width"
@@ -140,7 +129,7 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
                 continue
             spec: GemmSpec = decl.attributes[KERNEL_ATTR].data
             a, b = call.arguments[0], call.arguments[1]
-            found = packing(spec, _param_name(fn, a), _param_name(fn, b), nr)
+            found = packing(spec, param_name(fn, a), param_name(fn, b), nr)
             if found is None:
                 continue
             index, pack, new_spec = found

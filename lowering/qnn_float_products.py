@@ -38,14 +38,14 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy, numpy_dtype
 from xrelay.lowering.context import BuildContext
-from xrelay.signature import NAME_ATTR, PARAM_ATTR
+from xrelay.signature import NAME_ATTR, PARAM_ATTR, param_name
 
 EXACT = 1 << 24  # f32 holds every integer up to this magnitude
 
@@ -69,16 +69,6 @@ class Weights:
     def __init__(self, fn: func.FuncOp, ctx: Context) -> None:
         self.fn = fn
         self.ctx = ctx
-
-    def name_of(self, value: SSAValue) -> str | None:
-        fn = self.fn
-        if not isinstance(value, BlockArgument) or value.owner is not fn.body.block:
-            return None
-        if fn.arg_attrs is None:
-            return None
-        entries = fn.arg_attrs.data[value.index].data
-        name = entries.get(NAME_ATTR)
-        return name.data if PARAM_ATTR in entries and isinstance(name, StringAttr) else None
 
     def add(self, name: str, shape: tuple[int, ...], make) -> SSAValue:
         """A new f32 parameter `name` of `shape`; under build its array is `make()`."""
@@ -106,7 +96,7 @@ class Weights:
         const = constant_value(value)
         if const is not None:
             return None, transposed, const
-        name = self.name_of(value)
+        name = param_name(self.fn, value)
         if name is None:
             return None
         array = self.ctx.params.get(name) if isinstance(self.ctx, BuildContext) else None
