@@ -17,12 +17,13 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as XDSLParseError
 from xrelay.dialects import DIALECTS
 from xrelay.dialects.arith_extras import arith_with_extras
+from xrelay.dialects.tensor_extras import tensor_with_fixes
 from xrelay.errors import ParseError, VerificationError
 
 
 def dialect_factories() -> dict[str, Callable[[], Dialect]]:
     """xDSL's dialects and xrelay's, arith with the upstream ops xDSL lacks."""
-    return {**get_all_dialects(), **DIALECTS, "arith": arith_with_extras}
+    return {**get_all_dialects(), **DIALECTS, "arith": arith_with_extras, "tensor": tensor_with_fixes}
 
 
 def make_context() -> Context:

@@ -21,10 +21,12 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, tensor
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -38,7 +40,9 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
 from xrelay.errors import Error
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import amap, dims
 
 OUTPUT_ATTR = "xrelay.output"
@@ -94,7 +98,8 @@ class FunctionBufferizer:
     # --- per-op rules --------------------------------------------------------------------
 
     def on_empty(self, op: tensor.EmptyOp) -> None:
-        alloc = memref.AllocOp.get(op.tensor.type.element_type, 64, op.tensor.type.get_shape())
+        t = op.tensor.type
+        alloc = memref.AllocOp.get(t.element_type, 64, t.get_shape(), list(op.dynamic_sizes))
         buf = self.insert(alloc, op)
         assert buf is not None
         self.allocs.append(buf)
@@ -128,6 +133,10 @@ class FunctionBufferizer:
         outs = []
         for result in op.results:
             t = result.type
+            if DYNAMIC_INDEX in t.get_shape():
+                raise DynamicUnsupported(
+                    f"a call of @{op.callee.string_value()} with a dynamic result"
+                )
             buf = self.insert(memref.AllocOp.get(t.element_type, 64, t.get_shape()), op)
             assert buf is not None
             self.allocs.append(buf)
@@ -137,14 +146,55 @@ class FunctionBufferizer:
         call.location = op.location
         self.insert(call, op)
 
-    def on_reshape(self, op: tensor.ReshapeOp) -> None:
+    def on_reshape(self, op: tensor.ReshapeOp | DynamicReshapeOp) -> None:
         out = op.result.type
         shape = out.get_shape()
-        strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
+        if DYNAMIC_INDEX not in shape:
+            strides = [int(np.prod(shape[i + 1 :])) for i in range(len(shape))]
+            cast = memref.ReinterpretCastOp(
+                self.buffer(op.source, op), [], [], [], [0], shape, strides, memref_of(out)
+            )
+            self.buffers[op.result] = self.insert(cast, op)  # type: ignore[assignment]
+            return
+        # a dynamic target: relay-to-linalg gave its sizes as index values
+        target = op.shape.owner
+        if not isinstance(target, tensor.FromElementsOp):
+            raise Error("bufferize: a dynamic tensor.reshape needs its shape as from_elements")
+        values = list(target.elements)
+        sizes = [v for v, d in zip(values, shape) if d == DYNAMIC_INDEX]
+        # row-major strides: products of the sizes after each axis (ints while static)
+        strides: list[int] = []
+        stride_values: list[SSAValue] = []
+        acc: int | SSAValue = 1
+        for d, v in reversed(list(zip(shape, values))):
+            if isinstance(acc, int):
+                strides.append(acc)
+            else:
+                strides.append(DYNAMIC_INDEX)
+                stride_values.append(acc)
+            if isinstance(acc, int) and d != DYNAMIC_INDEX:
+                acc *= d
+                continue
+            if isinstance(acc, int):
+                acc = self.insert(arith.ConstantOp.from_int_and_width(acc, IndexType()), op)
+            acc = self.insert(arith.MuliOp(acc, v), op)
+        strides.reverse()
+        stride_values.reverse()
         cast = memref.ReinterpretCastOp(
-            self.buffer(op.source, op), [], [], [], [0], shape, strides, memref_of(out)
+            self.buffer(op.source, op),
+            [],
+            sizes,
+            stride_values,
+            [0],
+            shape,
+            strides,
+            memref_of(out),
         )
         self.buffers[op.result] = self.insert(cast, op)  # type: ignore[assignment]
+
+    def on_dim(self, op: tensor.DimOp) -> None:
+        dim = memref.DimOp(self.buffer(op.source, op), op.index)
+        self.rewriter.replace_op(op, dim)
 
     def copy(self, src: SSAValue, dst: SSAValue, before: Operation) -> None:
         rank = len(dst.type.get_shape())
@@ -177,8 +227,10 @@ class FunctionBufferizer:
                 self.on_empty(op)
             elif isinstance(op, linalg.GenericOp | linalg.FillOp | linalg.MatmulOp):
                 self.on_structured(op)
-            elif isinstance(op, tensor.ReshapeOp):
+            elif isinstance(op, tensor.ReshapeOp | DynamicReshapeOp):
                 self.on_reshape(op)
+            elif isinstance(op, tensor.DimOp):
+                self.on_dim(op)
             elif isinstance(op, func.CallOp):
                 self.on_call(op)
             elif isinstance(op, func.ReturnOp):

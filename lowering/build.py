@@ -52,9 +52,27 @@ def build(
     missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
-    if signature.is_dynamic or has_deferred(module):
+    if has_deferred(module) or signature.is_dynamic:
         options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache, "profile": profile}
-        return DynamicLibrary(module, signature, ctx.params, options)
+        lib = DynamicLibrary(module, signature, ctx.params, options)
+        # one native build for every size, where the lowering can
+        lib.compile_once(lambda: _compile(module, signature, ctx.params, **options))
+        return lib
+    return _compile(module, signature, ctx.params, kernels, target_cpu, cache, profile)
+
+
+def _compile(
+    module: ModuleOp,
+    signature: FunctionSignature,
+    params: Mapping[str, np.ndarray],
+    kernels: bool,
+    target_cpu: str | None,
+    cache: bool,
+    profile: bool,
+) -> Library:
+    """One native build of `module`: static shapes, or dynamic ones with every size a
+    run-time value (DynamicUnsupported where the lowering cannot do that yet)."""
+    ctx = BuildContext(params=dict(params))
     check_sizes(module)  # before anything is allocated or compiled
     target = resolve_target(target_cpu)
     options = {"kernels": kernels, "target": target, "profile": profile}
@@ -82,7 +100,7 @@ def build(
         if name not in given
     )
     signature = FunctionSignature(
-        signature.args + added, signature.results, signature.result_dtypes
+        signature.args + added, signature.results, signature.result_dtypes, signature.dim_ranges
     )
     checks = read_checks(work)
     _check_arity(work, signature, extra=1 if checks else 0)
@@ -126,7 +144,9 @@ def _check_arity(module: ModuleOp, signature: FunctionSignature, extra: int = 0)
     for op in module.ops:
         if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main":
             arity = len(op.function_type.inputs)
-            expected = len(signature.args) + len(signature.results) + extra
+            shapes = [a.shape for a in signature.args] + [s for s, _ in signature.results]
+            # a pointer per argument and result, and a size per dynamic dimension
+            expected = sum(1 + sum(not isinstance(d, int) for d in s) for s in shapes) + extra
             if arity != expected:
                 raise Error(f"build: lowered main takes {arity} pointers, expected {expected}")
             return

@@ -1,5 +1,12 @@
-"""Running a module with dynamic dimensions: check the inputs against the signature's
-symbols, then run the native code specialized to their values.
+"""Running a module with dynamic dimensions: one native build for every size where the
+lowering can (`native`: sizes are run-time values, lowering/dynamic_sizes.py), else the
+native code specialized to the symbols' values, compiled per binding.
+
+When every op of the module has a dynamic lowering and every symbol is the size of an
+input's axis, `build` compiles the module once with its sizes as run-time values and
+`DynamicLibrary.native` is that library: `run` checks the inputs (`bind_dims`, below) and
+calls it, whatever the sizes; `save` writes it as an artifact. Otherwise `refused` says why
+and each binding compiles as follows.
 
 `DynamicLibrary.run` reads the symbols' values from the input shapes (`bind_dims`: a
 dimension the model fixes, a symbol two inputs disagree on, a value outside its declared
@@ -57,6 +64,24 @@ class DynamicLibrary:
         self.times: dict[str, float] = {}
         # the @main arguments whose values relay.deferred nodes read
         self.value_inputs = deferred_inputs(main_function(self.module))
+        self.native: Any = None  # one build for every size (set by build), or None
+        self.refused = ""  # why there is no such build
+
+    def compile_once(self, compile_fn: Any) -> None:
+        """Try one native build for every size: `compile_fn()` returns it or raises
+        DynamicUnsupported (kept in `refused`)."""
+        from xrelay.lowering.dynamic_sizes import DynamicUnsupported
+
+        if self.value_inputs:
+            self.refused = "relay.deferred nodes (graph inputs that decide shapes) need values"
+            return
+        try:
+            self.native = compile_fn()
+        except DynamicUnsupported as e:
+            self.refused = str(e)
+            return
+        self.compiles = 1
+        self.times = dict(self.native.times)
 
     def specialization(
         self, binding: Mapping[str, int], values: Mapping[int, np.ndarray] | None = None
@@ -91,6 +116,9 @@ class DynamicLibrary:
         return build(module, self.params, **self.build_options)
 
     def save(self, path: Any) -> None:
+        if self.native is not None:  # an artifact that runs every size
+            self.native.save(path)
+            return
         raise Error(
             "an artifact (.xrl) holds one static build, and this library serves dynamic "
             "shapes: pin the inputs' shapes (from_onnx(shape=...), xrelay compile --shape), "
@@ -107,10 +135,13 @@ class DynamicLibrary:
         from xrelay.lowering.artifact import dumps
 
         compiled = [(key, dumps(lib)) for key, lib in self._compiled.items()]
+        native = dumps(self.native) if self.native is not None else None
         state = (str(self.module), self.params, self.build_options, compiled)
-        return (_restore, (*state, self.max_specializations))
+        return (_restore, (*state, self.max_specializations, native, self.refused))
 
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
+        if self.native is not None:
+            return self.native.run(*args, **inputs)
         arrays = check_inputs(self.signature, args, inputs, self.params)
         values = {i: arrays[i] for i in self.value_inputs}
         lib = self.specialization(bind_dims(self.signature, arrays), values)
@@ -125,6 +156,8 @@ def _restore(
     options: Mapping[str, Any],
     compiled: list[tuple[Binding, bytes]],
     max_specializations: int,
+    native: bytes | None = None,
+    refused: str = "",
 ) -> DynamicLibrary:
     """A pickled DynamicLibrary: its module, and the specializations it had compiled,
     loaded without compiling."""
@@ -137,4 +170,6 @@ def _restore(
     )
     for key, blob in compiled:
         lib._compiled[key] = loads(blob)
+    lib.native = loads(native) if native is not None else None
+    lib.refused = refused
     return lib

@@ -20,6 +20,7 @@ After:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
 from xrelay.dialects.constants import constant_value
-from xrelay.dialects.dims import shape_of
+from xrelay.dialects.dims import dim_str, evaluate, parse_dim, shape_of
 from xrelay.dialects.dtypes import element_type
 from xrelay.dialects.relay.tensor import check_index_values, index_error
 from xrelay.errors import Error
@@ -90,17 +91,18 @@ def expose_checks(module: ModuleOp) -> None:
     for check in checks:
         data_shape = shape_of(check.data.type)
         index_shape = shape_of(check.indices.type)
-        if not all(isinstance(d, int) for d in (*data_shape, *index_shape)):
-            raise Error(f"{check.attrs.what}: run-time index checks need static shapes")
         value = constant_value(check.indices)
         if value is not None:
             axis = check.attrs.axis % len(data_shape)
             check_index_values(check.attrs.what, value, data_shape, axis, check.attrs.depth)
-        elif int(np.prod(index_shape)):  # empty indices need no check
+        elif 0 not in index_shape:  # empty indices need no check (symbols are >= 1)
             new: list[Operation] = []
             for bounds, axis in _bounds(check, new):
                 pairs.append(bounds)
-                table.append((check.attrs.what, axis, int(data_shape[axis])))
+                size = data_shape[axis]  # a dynamic one is evaluated at run time
+                table.append(
+                    (check.attrs.what, axis, size if isinstance(size, int) else dim_str(size))
+                )
             Rewriter.insert_op(new, InsertPoint.before(ret))
         check.result.replace_all_uses_with(check.indices)
         Rewriter.erase_op(check)
@@ -119,23 +121,47 @@ def expose_checks(module: ModuleOp) -> None:
         main.res_attrs = ArrayAttr([*main.res_attrs.data, DictionaryAttr({})])
     module.attributes[CHECKS_ATTR] = ArrayAttr(
         [
-            ArrayAttr([StringAttr(what), IntegerAttr(axis, i64), IntegerAttr(size, i64)])
+            ArrayAttr(
+                [
+                    StringAttr(what),
+                    IntegerAttr(axis, i64),
+                    IntegerAttr(size, i64) if isinstance(size, int) else StringAttr(size),
+                ]
+            )
             for what, axis, size in table
         ]
     )
 
 
-def read_checks(module: ModuleOp) -> list[tuple[str, int, int]]:
-    """The (what, axis, size) of each pair of the extra result (none: no extra result)."""
+def read_checks(module: ModuleOp) -> list[tuple[str, int, int | str]]:
+    """The (what, axis, size) of each pair of the extra result (none: no extra result); a
+    dynamic size is its expression."""
     attr = module.attributes.get(CHECKS_ATTR)
     if not isinstance(attr, ArrayAttr):
         return []
-    return [(e.data[0].data, e.data[1].value.data, e.data[2].value.data) for e in attr.data]
+    out = []
+    for e in attr.data:
+        size = e.data[2]
+        out.append(
+            (
+                e.data[0].data,
+                e.data[1].value.data,
+                size.data if isinstance(size, StringAttr) else size.value.data,
+            )
+        )
+    return out
 
 
-def first_violation(checks: list[tuple[str, int, int]], bounds: np.ndarray) -> Error | None:
-    """The error of the first pair of `bounds` (min, max, ...) outside its axis, if any."""
+def first_violation(
+    checks: list[tuple[str, int, int | str]],
+    bounds: np.ndarray,
+    binding: Mapping[str, int] | None = None,
+) -> Error | None:
+    """The error of the first pair of `bounds` (min, max, ...) outside its axis, if any;
+    `binding` gives the values of dynamic sizes' symbols."""
     for k, (what, axis, size) in enumerate(checks):
+        if isinstance(size, str):
+            size = evaluate(parse_dim(size), binding or {})
         low, high = int(bounds[2 * k]), int(bounds[2 * k + 1])
         if high >= size:
             return index_error(what, high, axis, size)

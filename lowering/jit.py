@@ -23,12 +23,13 @@ import numpy as np
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xrelay.dialects.dims import evaluate
 from xrelay.errors import Error
 from xrelay.lowering import compile_worker
 from xrelay.lowering.compile_worker import CompileError
 from xrelay.lowering.compile_worker import object_code as compile_object
 from xrelay.lowering.expose_checks import first_violation
-from xrelay.signature import FunctionSignature, check_inputs
+from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
 _initialized = False
 _gomp = False
@@ -170,6 +171,16 @@ def llvm_ir(module: ModuleOp) -> str:
     return str(llvm_module(module))
 
 
+def _dynamic(shape: tuple[Any, ...]) -> int:
+    """How many dynamic dimensions a signature shape has (each is a size argument of main)."""
+    return sum(not isinstance(d, int) for d in shape)
+
+
+def _sizes(declared: tuple[Any, ...], actual: tuple[int, ...]) -> list[int]:
+    """The run-time sizes main takes after an array's pointer: its dynamic dimensions."""
+    return [n for d, n in zip(declared, actual) if not isinstance(d, int)]
+
+
 class Library:
     """A compiled model: `lib.run(**inputs)` or `lib(*arrays)` -> list of numpy arrays.
     `lib.save(path)` writes it as an artifact (`xrelay.load` reads it back without
@@ -247,7 +258,11 @@ class Library:
         address = engine.get_function_address("main")
         if not address:
             raise Error("the compiled module has no main function")
-        n_args = len(self.signature.args) + len(self.signature.results) + bool(self.checks)
+        n_args = (
+            sum(1 + _dynamic(a.shape) for a in self.signature.args)
+            + sum(1 + _dynamic(shape) for shape, _ in self.signature.results)
+            + bool(self.checks)
+        )
         self._engine = engine
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
 
@@ -264,17 +279,38 @@ class Library:
                 f"parameter '{folded[0]}' was replaced by its prepacked copy when the model "
                 "was compiled: build again with the new value"
             )
-        arrays = iter(check_inputs(self._call_signature, args, inputs, self.params))
-        outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
-        pointers = [next(arrays).ctypes.data if read else None for read in self._read]
-        pointers += [a.ctypes.data for a in outputs]
+        given = check_inputs(self._call_signature, args, inputs, self.params)
+        if self.signature.is_dynamic:
+            # compiled for every size: the symbols' values from the inputs (an Error naming
+            # the input, the axis and the rule before native code runs), then the results'
+            binding = bind_dims(self._call_signature, given)
+            shapes = [
+                tuple(evaluate(d, binding) for d in shape) for shape, _ in self.signature.results
+            ]
+        else:
+            binding = {}
+            shapes = [shape for shape, _ in self.signature.results]
+        arrays = iter(given)
+        outputs = [
+            np.empty(shape, dtype) for shape, (_, dtype) in zip(shapes, self.signature.results)
+        ]
+        pointers: list[Any] = []
+        for arg, read in zip(self.signature.args, self._read):
+            array = next(arrays) if read else None
+            pointers.append(array.ctypes.data if array is not None else None)
+            if _dynamic(arg.shape):
+                assert array is not None
+                pointers += _sizes(arg.shape, array.shape)
+        for (shape, _), out in zip(self.signature.results, outputs):
+            pointers.append(out.ctypes.data)
+            pointers += _sizes(shape, out.shape)
         if self.checks:
             bounds = np.zeros(2 * len(self.checks), np.int64)
             pointers.append(bounds.ctypes.data)
         with self._lock:  # temporaries live in one static arena (plan-buffers)
             self._main(*pointers)
         if self.checks:
-            error = first_violation(self.checks, bounds)
+            error = first_violation(self.checks, bounds, binding)
             if error is not None:
                 raise error
         return self.signature.outputs(outputs)

@@ -6,6 +6,7 @@ inside LLVM (section memory) or a failed allocation at run time."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xrelay.dialects.dims import is_dynamic
 from xrelay.dialects.limits import over_limit
 from xrelay.errors import Error
 from xrelay.ir import location_str
@@ -17,7 +18,8 @@ def check_sizes(module: ModuleOp) -> None:
     from xrelay.signature import FunctionSignature
 
     def check(t: object, what: str) -> None:
-        why = over_limit(t) if isinstance(t, TensorType) else None
+        # a dynamic type is checked per run, for the sizes it is run with (Library.run)
+        why = over_limit(t) if isinstance(t, TensorType) and not is_dynamic(t) else None
         if why is not None:
             raise Error(f"{what} is a {t} of {why}")
 

@@ -37,6 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
+from xrelay.dialects.dims import is_dynamic
 from xrelay.dialects.kernel import GemmAttr, GemmSpec
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
 
@@ -111,6 +112,8 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
 
 
 def anchor_of(op: Operation) -> Anchor | None:
+    if any(is_dynamic(v.type) for v in (*op.operands, *op.results)):
+        return None  # dynamic sizes: the linalg lowering (run-time loop bounds)
     if isinstance(op, relay.Conv2DOp):
         return _conv(op)
     if isinstance(op, relay.DenseOp | relay.MatmulOp | relay.BatchMatmulOp):

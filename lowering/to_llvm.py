@@ -1,9 +1,13 @@
 """`to-llvm`: arith, math, memref, cf and func -> the llvm dialect (xDSL has no such
 conversion; this one covers what the loop-level IR of our pipeline holds).
 
-Memrefs are statically shaped, row-major and contiguous, so a memref is a bare `!llvm.ptr`
-to its first element: `memref.load %m[%i, %j]` is a GEP by `i * stride0 + j` and a load,
-`memref.reinterpret_cast` is the same pointer. `index` is i64. `memref.alloc` / `dealloc`
+Memrefs are row-major and contiguous, so a memref is a bare `!llvm.ptr` to its first
+element: `memref.load %m[%i, %j]` is a GEP by `i * stride0 + j` and a load,
+`memref.reinterpret_cast` is the same pointer. A memref with dynamic dimensions also
+carries their sizes as i64 values: a function argument of such a type becomes the pointer
+followed by one i64 per dynamic dimension (so does a call's operand, and `@main`'s
+signature: the caller passes the sizes), `memref.alloc` and `reinterpret_cast` take them
+from their operands, `memref.dim` reads them, and strides are products of them. `index` is i64. `memref.alloc` / `dealloc`
 call malloc / free; `memref.global` becomes an `llvm.mlir.global` of a flat array. Math
 without an LLVM instruction or intrinsic (erf, tan) calls libm, by the names in relay's
 unary table. Every function gets external linkage (xDSL's default is internal) and returns
@@ -19,6 +23,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -45,6 +50,20 @@ from xrelay.errors import Error
 from xrelay.lowering import llvm_extras
 
 PTR = llvm.LLVMPointerType()
+
+
+def dynamic_count(t: Attribute) -> int:
+    """How many i64 sizes follow a value of type `t` in a signature."""
+    return t.get_shape().count(DYNAMIC_INDEX) if isinstance(t, MemRefType) else 0
+
+
+def expanded_types(types) -> list[Attribute]:
+    """Argument types with each memref's dynamic sizes after its pointer."""
+    out: list[Attribute] = []
+    for t in types:
+        out.append(llvm_type(t))
+        out += [i64] * dynamic_count(t)
+    return out
 
 
 def llvm_type(t: Attribute) -> Attribute:
@@ -148,6 +167,8 @@ class FunctionLowering:
         self.fn = fn
         self.externs = externs
         self.values: dict[SSAValue, SSAValue] = {}
+        # a memref with dynamic dimensions -> the i64 size of each of its dimensions
+        self.sizes: dict[SSAValue, list[SSAValue]] = {}
         self.blocks: dict[Block, Block] = {}
         self.cur: Block | None = None
         self.i64_constants: dict[int, SSAValue] = {}
@@ -182,15 +203,19 @@ class FunctionLowering:
 
     def run(self) -> llvm.FuncOp:
         for old in self.fn.body.blocks:
-            new = Block(arg_types=[llvm_type(a.type) for a in old.args])
+            new = Block(arg_types=expanded_types(a.type for a in old.args))
             self.blocks[old] = new
-            for a, b in zip(old.args, new.args):
-                self.values[a] = b
+            it = iter(new.args)
+            for a in old.args:
+                self.values[a] = next(it)
+                if dynamic_count(a.type):
+                    dynamic = [next(it) for _ in range(dynamic_count(a.type))]
+                    self.set_sizes(a, dynamic)
         for old in self.fn.body.blocks:
             self.cur = self.blocks[old]
             for op in old.ops:
                 self.convert(op)
-        inputs = [llvm_type(t) for t in self.fn.function_type.inputs]
+        inputs = expanded_types(self.fn.function_type.inputs)
         private = self.fn.sym_visibility is not None and self.fn.sym_visibility.data == "private"
         return llvm.FuncOp(
             self.fn.sym_name.data,
@@ -360,13 +385,39 @@ class FunctionLowering:
         else:
             self.values[op.result] = self.emit(llvm.TruncOp(x, dst))
 
+    def set_sizes(self, mref: SSAValue, dynamic: list[SSAValue]) -> None:
+        """Record the sizes of a dynamic memref from the values of its dynamic dimensions."""
+        it = iter(dynamic)
+        shape = mref.type.get_shape()
+        self.sizes[mref] = [next(it) if d == DYNAMIC_INDEX else self.i64c(d) for d in shape]
+
+    def dynamic_sizes(self, mref: SSAValue) -> list[SSAValue]:
+        shape = mref.type.get_shape()
+        return [v for v, d in zip(self.sizes[mref], shape) if d == DYNAMIC_INDEX]
+
+    def strides_of(self, mref: SSAValue) -> list[int | SSAValue]:
+        t = mref.type
+        if mref not in self.sizes:
+            return strides(t.get_shape())  # type: ignore[return-value]
+        out: list[int | SSAValue] = []
+        acc: int | SSAValue = 1
+        for d, size in reversed(list(zip(t.get_shape(), self.sizes[mref]))):
+            out.append(acc)
+            if isinstance(acc, int) and d != DYNAMIC_INDEX:
+                acc *= d
+            else:
+                acc = self.emit(llvm.MulOp(self.i64c(acc) if isinstance(acc, int) else acc, size))
+        return out[::-1]
+
     def address(self, mref: SSAValue, indices) -> SSAValue:
         t = mref.type
         assert isinstance(t, MemRefType)
         linear = None
-        for idx, stride in zip(indices, strides(t.get_shape())):
+        for idx, stride in zip(indices, self.strides_of(mref)):
             term = self.v(idx)
-            if stride != 1:
+            if not isinstance(stride, int):
+                term = self.emit(llvm.MulOp(term, stride))
+            elif stride != 1:
                 term = self.emit(llvm.MulOp(term, self.i64c(stride)))
             linear = term if linear is None else self.emit(llvm.AddOp(linear, term))
         if linear is None:
@@ -384,9 +435,35 @@ class FunctionLowering:
     def alloc(self, op: memref.AllocOp) -> None:
         t = op.memref.type
         assert isinstance(t, MemRefType)
-        size = max(1, int(np.prod(t.get_shape())) * byte_size(t.element_type))
         self.extern("malloc", [i64], PTR)
-        self.values[op.memref] = self.emit(llvm.CallOp("malloc", self.i64c(size), return_type=PTR))
+        if not op.dynamic_sizes:
+            size = max(1, int(np.prod(t.get_shape())) * byte_size(t.element_type))
+            self.values[op.memref] = self.emit(
+                llvm.CallOp("malloc", self.i64c(size), return_type=PTR)
+            )
+            return
+        self.set_sizes(op.memref, [self.v(v) for v in op.dynamic_sizes])
+        static = int(np.prod([d for d in t.get_shape() if d != DYNAMIC_INDEX]))
+        total = self.i64c(static * byte_size(t.element_type))
+        for v in self.dynamic_sizes(op.memref):
+            total = self.emit(llvm.MulOp(total, v))
+        # malloc(0) may return null: ask for at least one byte
+        one = self.i64c(1)
+        flag = llvm.ICmpPredicateFlag("ugt")
+        cond = self.emit(llvm.ICmpOp(total, one, IntegerAttr(flag.to_int(), i64)))
+        total = self.emit(llvm.SelectOp(cond, total, one))
+        self.values[op.memref] = self.emit(llvm.CallOp("malloc", total, return_type=PTR))
+
+    def dim(self, op: memref.DimOp) -> None:
+        index = op.index.owner
+        if not (isinstance(index, arith.ConstantOp) and isinstance(index.value, IntegerAttr)):
+            raise Error("to-llvm: memref.dim with a run-time axis")
+        axis = index.value.value.data
+        d = op.source.type.get_shape()[axis]
+        if d != DYNAMIC_INDEX:
+            self.values[op.result] = self.i64c(d)
+        else:
+            self.values[op.result] = self.sizes[op.source][axis]
 
     def dealloc(self, op: memref.DeallocOp) -> None:
         self.extern("free", [PTR], None)
@@ -404,6 +481,8 @@ class FunctionLowering:
         if any(op.static_offsets.iter_values()):
             raise Error("to-llvm: reinterpret_cast with an offset")
         self.values[op.result] = self.v(op.source)
+        if dynamic_count(op.result.type):
+            self.set_sizes(op.result, [self.v(v) for v in op.sizes])
 
     def br(self, op: cf.BranchOp) -> None:
         self.emit(llvm.BrOp(self.blocks[op.successor], *[self.v(a) for a in op.arguments]))
@@ -422,7 +501,12 @@ class FunctionLowering:
     def call(self, op: func.CallOp) -> None:
         if op.results:
             raise Error("to-llvm: calls must return through out-parameters (run bufferize)")
-        self.emit(llvm.CallOp(op.callee.root_reference.data, *[self.v(a) for a in op.arguments]))
+        args = []
+        for a in op.arguments:
+            args.append(self.v(a))
+            if dynamic_count(a.type):
+                args += self.dynamic_sizes(a)
+        self.emit(llvm.CallOp(op.callee.root_reference.data, *args))
 
     def ret(self, op: func.ReturnOp) -> None:
         if op.arguments:
@@ -454,6 +538,7 @@ HANDLERS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     memref.GetGlobalOp: FunctionLowering.get_global,
     memref.ReinterpretCastOp: FunctionLowering.view,
     memref.ViewOp: FunctionLowering.arena_view,
+    memref.DimOp: FunctionLowering.dim,
     cf.BranchOp: FunctionLowering.br,
     cf.ConditionalBranchOp: FunctionLowering.cond_br,
     func.ReturnOp: FunctionLowering.ret,
@@ -509,7 +594,7 @@ class ToLLVM(ModulePass):
                 new_ops.append(lower_global(top))
             elif isinstance(top, func.FuncOp) and not top.body.blocks:
                 # an external function (linked in by build): pointers in, nothing returned
-                inputs = [llvm_type(t) for t in top.function_type.inputs]
+                inputs = expanded_types(top.function_type.inputs)
                 externs[top.sym_name.data] = llvm.LLVMFunctionType(inputs, None)
             elif isinstance(top, func.FuncOp):
                 new_ops.append(FunctionLowering(top, externs).run())

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, IntegerType, ModuleOp, Signedness, TensorType, bf16
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -20,10 +21,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xrelay.dialects import relay
+from xrelay.dialects import dims, relay
 from xrelay.dialects.relay import RelayOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported, SymbolSizes, is_dynamic_function
 from xrelay.lowering.relay_to_linalg import elementwise, nn, reduce, tensor
 from xrelay.lowering.relay_to_linalg.builder import Emitter, Lowering
 
@@ -33,6 +35,18 @@ LOWERINGS: dict[type[RelayOp], Lowering] = {
     **tensor.LOWERINGS,
     **reduce.LOWERINGS,
 }
+
+# The lowerings that handle dynamic dimensions (sizes from `Emitter.sizes`): an op with a
+# dynamic operand or result and a lowering not listed is `DynamicUnsupported`, and build
+# compiles such a module once per binding of its symbols instead.
+DYNAMIC_LOWERINGS: frozenset[Lowering] = frozenset(
+    {
+        *elementwise.DYNAMIC,
+        *nn.DYNAMIC,
+        *tensor.DYNAMIC,
+        *reduce.DYNAMIC,
+    }
+)
 
 
 def unsupported_element_type(op: RelayOp) -> Attribute | None:
@@ -82,8 +96,25 @@ def make_signless(module: ModuleOp) -> None:
                         arg._type = new
 
 
+def has_dynamic_types(op: Operation) -> bool:
+    return any(dims.is_dynamic(v.type) for v in (*op.operands, *op.results))
+
+
 class LowerRelayOp(RewritePattern):
     """Replace a relay op by the ops its lowering function inserts before it."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[Operation, SymbolSizes] = {}  # per dynamic function
+
+    def sizes_for(self, op: Operation) -> SymbolSizes | None:
+        fn = op.parent_op()
+        while fn is not None and not isinstance(fn, func.FuncOp):
+            fn = fn.parent_op()
+        if fn is None or not is_dynamic_function(fn):
+            return None
+        if fn not in self.sizes:
+            self.sizes[fn] = SymbolSizes(fn)
+        return self.sizes[fn]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: RelayOp, rewriter: PatternRewriter, /) -> None:
@@ -95,8 +126,15 @@ class LowerRelayOp(RewritePattern):
             raise Error(
                 f"{location_str(op)}: cannot lower '{op.name}': element type {elem} is not supported yet"
             )
+        dynamic = has_dynamic_types(op)
+        if dynamic and lower not in DYNAMIC_LOWERINGS:
+            raise DynamicUnsupported(
+                f"{location_str(op)}: '{op.name}' has no lowering for dynamic dimensions yet"
+            )
         try:
-            out = lower(Emitter(op), op)
+            out = lower(Emitter(op, self.sizes_for(op) if dynamic else None), op)
+        except DynamicUnsupported as e:
+            raise DynamicUnsupported(f"{location_str(op)}: '{op.name}': {e}") from None
         except ShapeError as e:
             raise Error(f"{location_str(op)}: cannot lower '{op.name}': {e}") from None
         results = [out] if isinstance(out, SSAValue) else list(out)

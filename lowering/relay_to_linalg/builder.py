@@ -33,10 +33,13 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects import dims as dimexpr
 from xrelay.dialects.arith_extras import RemFOp
+from xrelay.dialects.dims import Dim
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.errors import Error
 from xrelay.ir import location_str
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported, SymbolSizes
 
 index = IndexType()
 
@@ -47,10 +50,18 @@ def elem_of(value: SSAValue) -> Attribute:
     return t.element_type
 
 
-def shape_of(value: SSAValue) -> tuple[int, ...]:
+def shape_of(value: SSAValue) -> tuple[Dim, ...]:
+    """A tensor value's dimensions: ints, and sympy expressions for dynamic ones (only
+    lowerings listed in DYNAMIC_LOWERINGS ever see those)."""
     t = value.type
     assert isinstance(t, TensorType)
-    return t.get_shape()
+    return dimexpr.shape_of(t)
+
+
+def result_shape(op: Operation, i: int = 0) -> tuple[Dim, ...]:
+    t = op.results[i].type
+    assert isinstance(t, TensorType)
+    return dimexpr.shape_of(t)
 
 
 def is_float(elem: Attribute) -> bool:
@@ -77,15 +88,21 @@ def identity(n: int) -> AffineMapAttr:
     return amap(n, dims(n))
 
 
-def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> AffineMapAttr:
-    """numpy broadcasting as an indexing map: trailing-aligned, size-1 dims read index 0."""
+def broadcast_map(in_shape: Sequence[Dim], out_shape: Sequence[Dim]) -> AffineMapAttr:
+    """numpy broadcasting as an indexing map: trailing-aligned, size-1 dims read index 0.
+    A dynamic dimension broadcasts only against itself (one that may be 1 at run time and
+    stretch, a symbol against a size, needs a specialized build)."""
     n = len(out_shape)
     offset = n - len(in_shape)
     results: list[AffineExpr | int] = []
     for i, size in enumerate(in_shape):
-        results.append(
-            0 if size == 1 and out_shape[offset + i] != 1 else AffineExpr.dimension(offset + i)
-        )
+        out = out_shape[offset + i]
+        dynamic = not (isinstance(size, int) and isinstance(out, int))
+        if dynamic and size != 1 and not dimexpr.equal(size, out):
+            raise DynamicUnsupported(
+                f"dimension {dimexpr.dim_str(size)} broadcast to {dimexpr.dim_str(out)}"
+            )
+        results.append(0 if size == 1 and out != 1 else AffineExpr.dimension(offset + i))
     return amap(n, results)
 
 
@@ -156,15 +173,22 @@ class Body:
     def cast(self, x: SSAValue, to: Attribute) -> SSAValue:
         return scalar_cast(self, x, to)
 
-    def in_range(self, i: SSAValue, size: int) -> SSAValue:
+    def size(self, size: int | SSAValue) -> SSAValue:
+        """A size as an index value: a constant, or a run-time size as is."""
+        return self.iconst(size) if isinstance(size, int) else size
+
+    def in_range(self, i: SSAValue, size: int | SSAValue) -> SSAValue:
         """0 <= i < size, for an index value."""
         lo = self.cmp("ge", i, self.iconst(0))
-        hi = self.cmp("lt", i, self.iconst(size))
+        hi = self.cmp("lt", i, self.size(size))
         return self.add(arith.AndIOp(lo, hi))
 
-    def clamp(self, i: SSAValue, size: int) -> SSAValue:
+    def clamp(self, i: SSAValue, size: int | SSAValue) -> SSAValue:
         lo = self.add(arith.MaxSIOp(i, self.iconst(0)))
-        return self.add(arith.MinSIOp(lo, self.iconst(size - 1)))
+        if isinstance(size, int):
+            return self.add(arith.MinSIOp(lo, self.iconst(size - 1)))
+        last = self.add(arith.SubiOp(size, self.iconst(1)))
+        return self.add(arith.MinSIOp(lo, last))
 
     def affine(self, expr_terms: Sequence[tuple[int, SSAValue]], constant: int = 0) -> SSAValue:
         """sum(coefficient * index) + constant, on index values."""
@@ -289,9 +313,12 @@ def scalar_cast(body: Body, x: SSAValue, to: Attribute) -> SSAValue:
 class Emitter:
     """Inserts the lowering of one relay op just before it."""
 
-    def __init__(self, op: Operation) -> None:
+    def __init__(self, op: Operation, sizes: SymbolSizes | None = None) -> None:
+        """`sizes`: the run-time sizes of the function's dynamic dimensions (None in a
+        function with static shapes only)."""
         self.op = op
         self.rewriter = Rewriter()
+        self.sizes = sizes
 
     def error(self, message: str) -> Error:
         return Error(f"{location_str(self.op)}: cannot lower '{self.op.name}': {message}")
@@ -301,10 +328,23 @@ class Emitter:
         self.rewriter.insert_op(op, InsertPoint.before(self.op))
         return op.results[0]
 
-    def empty(self, shape: Sequence[int], elem: Attribute) -> SSAValue:
-        return self.insert(tensor.EmptyOp([], TensorType(elem, list(shape))))
+    def empty(self, shape: Sequence[Dim], elem: Attribute) -> SSAValue:
+        t = dimexpr.make_tensor(elem, shape)
+        if not dimexpr.is_dynamic(t):
+            return self.insert(tensor.EmptyOp([], t))
+        if self.sizes is None:
+            raise DynamicUnsupported("a dynamic dimension outside @main")
+        return self.insert(tensor.EmptyOp(self.sizes.sizes(dimexpr.shape_of(t)), t))
 
-    def full(self, shape: Sequence[int], elem: Attribute, value: float | bool) -> SSAValue:
+    def size_value(self, d: Dim) -> int | SSAValue:
+        """A dimension for a body: an int, or the index value of a dynamic one."""
+        if isinstance(d, int):
+            return d
+        if self.sizes is None:
+            raise DynamicUnsupported("a dynamic dimension outside @main")
+        return self.sizes.value(d)
+
+    def full(self, shape: Sequence[Dim], elem: Attribute, value: float | bool) -> SSAValue:
         """linalg.fill of a fresh tensor with a scalar."""
         c = self.insert(const_op(value, elem))
         return self.insert(linalg.FillOp([c], [self.empty(shape, elem)]))
@@ -346,7 +386,7 @@ class Emitter:
         self,
         inputs: Sequence[SSAValue],
         in_maps: Sequence[AffineMapAttr],
-        out_shape: Sequence[int],
+        out_shape: Sequence[Dim],
         out_map: AffineMapAttr,
         iterators: Sequence[str],
         elem: Attribute,
@@ -375,7 +415,7 @@ class Emitter:
     def map(
         self,
         inputs: Sequence[SSAValue],
-        out_shape: Sequence[int],
+        out_shape: Sequence[Dim],
         out_elem: Attribute,
         body_fn: Callable[[Body], SSAValue],
         in_maps: Sequence[AffineMapAttr] | None = None,

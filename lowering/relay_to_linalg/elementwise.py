@@ -9,8 +9,17 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import f16, f32, f64, i1
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim
 from xrelay.dialects.dtypes import numpy_dtype
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, amap, dims, is_float, is_unsigned
+from xrelay.lowering.relay_to_linalg.builder import (
+    Body,
+    Emitter,
+    amap,
+    dims,
+    is_float,
+    is_unsigned,
+    result_shape,
+)
 
 BINARY_KINDS = {
     relay.AddOp: "add",
@@ -50,9 +59,8 @@ HAND_WRITTEN_UNARY = {
 }
 
 
-def _result(op) -> tuple[tuple[int, ...], object]:
-    t = op.results[0].type
-    return t.get_shape(), t.element_type
+def _result(op) -> tuple[tuple[Dim, ...], object]:
+    return result_shape(op), op.results[0].type.element_type
 
 
 def lower_binary(e: Emitter, op) -> SSAValue:
@@ -260,3 +268,6 @@ LOWERINGS = {
     relay.CastOp: lower_cast,
     relay.ReinterpretOp: lower_reinterpret,
 }
+
+# every elementwise lowering reads its shapes through _result and broadcast maps
+DYNAMIC = frozenset(LOWERINGS.values())

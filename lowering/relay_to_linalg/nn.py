@@ -17,16 +17,20 @@ from xdsl.dialects.builtin import IndexType, TensorType, f32
 from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xrelay.dialects import relay
+from xrelay.dialects.dims import equal as dim_equal
+from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
     Emitter,
     amap,
     dims,
     identity,
+    result_shape,
     shape_of,
 )
-from xrelay.lowering.relay_to_linalg.reduce import lowest, reduce_into
+from xrelay.lowering.relay_to_linalg.reduce import count_value, lowest, reduce_into
 
 
 def view(e: Emitter, value: SSAValue, shape: list[int]) -> SSAValue:
@@ -284,7 +288,7 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
     with unit stride in the rhs and the output (a transposed rhs is copied to [k, n] first);
     a batch of 1 is read at index 0."""
     out_t = op.results[0].type
-    out_shape = list(out_t.get_shape())
+    out_shape = list(result_shape(op))
     batched = isinstance(op, relay.BatchMatmulOp)
     rank = 4 if batched else 3
     d = dims(rank)
@@ -296,6 +300,8 @@ def lower_matmul(e: Emitter, op) -> SSAValue:
         batch = bdim
         if batched and shape_of(value)[0] == 1 and out_shape[0] != 1:
             batch = [0]
+        elif batched and not dim_equal(shape_of(value)[0], out_shape[0]):
+            raise DynamicUnsupported("a dynamic batch broadcast in a batch_matmul")
         pair = [cols, rows] if transpose else [rows, cols]
         return amap(rank, [*batch, *pair])
 
@@ -324,7 +330,7 @@ def lower_bias_add(e: Emitter, op: relay.BiasAddOp) -> SSAValue:
     maps = [identity(rank), _along(rank, op.attrs.axis % rank)]
     return e.map(
         [op.data, op.bias],
-        out.get_shape(),
+        result_shape(op),
         out.element_type,
         lambda b: b.binary("add", *b.args[:2]),
         maps,
@@ -353,10 +359,12 @@ def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue,
     """(mean, variance) of x over axes, kept as size-1 axes."""
     shape = list(shape_of(x))
     elem = x.type.element_type
-    count = int(np.prod([shape[a] for a in axes]))
+    count = dim_prod(shape[a] for a in axes)
     total = reduce_into(e, x, axes, True, 0, "add")
     kept = shape_of(total)
-    mean = e.map([total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+    mean = e.map(
+        [total], kept, elem, lambda b: b.binary("div", b.args[0], count_value(e, b, count, elem))
+    )
 
     def squared_deviation(b: Body) -> SSAValue:
         deviation = b.binary("sub", b.args[0], b.args[1])
@@ -364,13 +372,18 @@ def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue,
 
     centered_sq = e.map([x, mean], shape, elem, squared_deviation)
     var_total = reduce_into(e, centered_sq, axes, True, 0, "add")
-    var = e.map([var_total], kept, elem, lambda b: b.binary("div", b.args[0], b.const(count, elem)))
+    var = e.map(
+        [var_total],
+        kept,
+        elem,
+        lambda b: b.binary("div", b.args[0], count_value(e, b, count, elem)),
+    )
     return mean, var
 
 
 def lower_layer_norm(e: Emitter, op: relay.LayerNormOp) -> SSAValue:
     out = op.results[0].type
-    shape = list(out.get_shape())
+    shape = list(result_shape(op))
     elem = out.element_type
     rank = len(shape)
     axis = op.attrs.axis % rank
@@ -530,7 +543,7 @@ def lower_global_pool(e: Emitter, op) -> SSAValue:
 
 def lower_softmax(e: Emitter, op) -> SSAValue:
     out = op.results[0].type
-    shape = list(out.get_shape())
+    shape = list(result_shape(op))
     elem = out.element_type
     axis = op.attrs.axis % len(shape)
     top = reduce_into(e, op.data, [axis], True, lowest(elem), "max")
@@ -608,3 +621,16 @@ LOWERINGS = {
     relay.PadOp: lower_pad,
     relay.DropoutOp: lower_dropout,
 }
+
+# lowerings that read every shape through shape_of / result_shape and compute with
+# dimensions as sympy allows (reductions over dynamic axes count at run time)
+DYNAMIC = frozenset(
+    {
+        lower_dense,
+        lower_matmul,
+        lower_bias_add,
+        lower_layer_norm,
+        lower_softmax,
+        lower_dropout,
+    }
+)

@@ -9,7 +9,10 @@ from xdsl.dialects.builtin import f32, f64, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim
+from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
     Emitter,
@@ -17,6 +20,7 @@ from xrelay.lowering.relay_to_linalg.builder import (
     dims,
     identity,
     is_float,
+    result_shape,
     shape_of,
 )
 
@@ -51,10 +55,12 @@ def reduce_into(
         else [d[i] for i in range(rank) if i not in axes]
     )
     iterators = ["reduction" if i in axes else "parallel" for i in range(rank)]
-    count = int(np.prod([shape[a] for a in axes]))
+    count = dim_prod(shape[a] for a in axes)
     # a long f32 sum accumulates in f64 (sequential f32 loses about count * 2^-24 of the
-    # total: 1 % over 10^6 values); short ones stay in f32, which the vector units prefer
-    wide = f64 if kind == "add" and elem == f32 and count >= WIDE_SUM_COUNT else None
+    # total: 1 % over 10^6 values); short ones stay in f32, which the vector units prefer;
+    # a count known only at run time is taken as long
+    long = not isinstance(count, int) or count >= WIDE_SUM_COUNT
+    wide = f64 if kind == "add" and elem == f32 and long else None
     return e.accumulate(
         [data],
         [identity(rank)],
@@ -87,15 +93,25 @@ def lower_reduce(e: Emitter, op) -> SSAValue:
     elem = op.data.type.element_type
     result = reduce_into(e, op.data, axes, op.attrs.keepdims, init(elem), kind)
     if isinstance(op, relay.MeanOp):
-        count = int(np.prod([shape[a] for a in axes]))
-        out = op.results[0].type
+        count = dim_prod(shape[a] for a in axes)
         result = e.map(
             [result],
-            out.get_shape(),
+            result_shape(op),
             elem,
-            lambda b: b.binary("div", b.args[0], b.const(count, elem)),
+            lambda b: b.binary("div", b.args[0], count_value(e, b, count, elem)),
         )
     return result
+
+
+def count_value(e: Emitter, b: Body, count: Dim, elem: Attribute) -> SSAValue:
+    """A number of elements as a scalar of `elem` in a generic's body: a constant, or the
+    run-time size converted (a dynamic count)."""
+    if isinstance(count, int):
+        return b.const(count, elem)
+    if e.sizes is None:
+        raise DynamicUnsupported("a dynamic count outside @main")
+    n = b.add(arith.IndexCastOp(e.sizes.value(count), i64))
+    return b.cast(n, elem)
 
 
 def lower_arg_reduce(e: Emitter, op) -> SSAValue:
@@ -141,3 +157,5 @@ LOWERINGS = {
     relay.ArgmaxOp: lower_arg_reduce,
     relay.ArgminOp: lower_arg_reduce,
 }
+
+DYNAMIC = frozenset({lower_reduce})

@@ -7,13 +7,17 @@ import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, TensorType, i64
 from xdsl.ir import SSAValue
+from xrelay.dialects import dims as dimexpr
 from xrelay.dialects import relay
 from xrelay.dialects.relay.tensor import slice_specs
+from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
+from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
     Emitter,
     amap,
     dims,
+    result_shape,
     shape_of,
 )
 
@@ -30,8 +34,15 @@ def lower_reshape(e: Emitter, op) -> SSAValue:
     """Every reshape-like op (reshape, squeeze, expand_dims, batch_flatten) keeps the
     row-major element order: a tensor.reshape, which bufferizes to a view."""
     out = _out(op)
-    shape = e.constant(np.array(out.get_shape(), dtype=np.int64))
-    return e.insert(tensor.ReshapeOp(op.data, shape, out))
+    if not dimexpr.is_dynamic(out):
+        shape = e.constant(np.array(out.get_shape(), dtype=np.int64))
+        return e.insert(tensor.ReshapeOp(op.data, shape, out))
+    if e.sizes is None:
+        raise DynamicUnsupported("a dynamic reshape outside @main")
+    # the target shape as index values (bufferize makes the view's sizes of them)
+    values = [e.sizes.value(d) for d in dimexpr.shape_of(out)]
+    shape = e.insert(tensor.FromElementsOp(*values))
+    return e.insert(DynamicReshapeOp(op.data, shape, out))
 
 
 def lower_transpose(e: Emitter, op: relay.TransposeOp) -> SSAValue:
@@ -42,12 +53,12 @@ def lower_transpose(e: Emitter, op: relay.TransposeOp) -> SSAValue:
     d = dims(rank)
     # out[k] = in[axes[k]]: input axis j is read at the loop dim k with axes[k] == j
     in_map = amap(rank, [d[axes.index(j)] for j in range(rank)])
-    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0], [in_map])
+    return e.map([op.data], result_shape(op), out.element_type, lambda b: b.args[0], [in_map])
 
 
 def lower_broadcast_to(e: Emitter, op: relay.BroadcastToOp) -> SSAValue:
     out = _out(op)
-    return e.map([op.data], out.get_shape(), out.element_type, lambda b: b.args[0])
+    return e.map([op.data], result_shape(op), out.element_type, lambda b: b.args[0])
 
 
 def slice_copy(
@@ -63,14 +74,20 @@ def slice_copy(
         ]
         return b.extract(source, idx)
 
-    return e.map([], out.get_shape(), out.element_type, body)
+    return e.map([], dimexpr.shape_of(out), out.element_type, body)
 
 
 def lower_strided_slice(e: Emitter, op: relay.StridedSliceOp) -> SSAValue:
-    in_shape = list(shape_of(op.data))
+    shape = list(shape_of(op.data))
+    # a dynamic axis may only be kept whole: sliced with a sentinel size, it must come out
+    # as start 0, step 1 and at least the sentinel's length
+    in_shape = [d if isinstance(d, int) else _WHOLE for d in shape]
     starts, steps = [0] * len(in_shape), [1] * len(in_shape)
     for axis, begin, end, stride in slice_specs(op.name, in_shape, op.attrs):
-        starts[axis] = slice(begin, end, stride).indices(in_shape[axis])[0]
+        start, stop, _ = slice(begin, end, stride).indices(in_shape[axis])
+        if in_shape[axis] == _WHOLE and (start, stop, stride) != (0, _WHOLE, 1):
+            raise DynamicUnsupported(f"a slice of the dynamic axis {axis}")
+        starts[axis] = start
         steps[axis] = stride
     return slice_copy(e, op.data, _out(op), starts, steps)
 
@@ -99,39 +116,44 @@ def lower_tile(e: Emitter, op: relay.TileOp) -> SSAValue:
 
 def lower_concatenate(e: Emitter, op: relay.ConcatenateOp) -> SSAValue:
     """out[..., i, ...] = inputs[k][..., i - offset_k, ...]: read every input at a clamped
-    index and select the one whose range holds i."""
+    index and select the one whose range holds i. Sizes along the axis may be dynamic
+    (offsets are then run-time values)."""
     out = _out(op)
-    shape = out.get_shape()
+    shape = result_shape(op)
     axis = op.attrs.axis % len(shape)
     sizes = [shape_of(v)[axis] for v in op.inputs]
+    starts: list = [0]
+    for size in sizes[:-1]:
+        starts.append(dimexpr.normalize(starts[-1] + size))
+    bounds = [
+        (e.size_value(lo), e.size_value(dimexpr.normalize(lo + n))) for lo, n in zip(starts, sizes)
+    ]
+    lengths = [e.size_value(n) for n in sizes]
 
     def body(b: Body) -> SSAValue:
         i = b.idx(axis)
         idx = [b.idx(k) for k in range(len(shape))]
         value = None
-        offset = sum(sizes)
-        for source, size in reversed(list(zip(op.inputs, sizes))):
-            offset -= size
-            if size == 0:
+        for source, n, length, (lo, hi) in reversed(list(zip(op.inputs, sizes, lengths, bounds))):
+            if n == 0:
                 continue
-            local = b.clamp(b.affine([(1, i)], -offset), size)
-            read = b.extract(source, [*idx[:axis], local, *idx[axis + 1 :]])
-            value = (
-                read
-                if value is None
-                else b.select(b.cmp("lt", i, b.iconst(offset + size)), read, value)
-            )
+            local = b.add(arith.SubiOp(i, b.size(lo)))
+            read = b.extract(source, [*idx[:axis], b.clamp(local, length), *idx[axis + 1 :]])
+            value = read if value is None else b.select(b.cmp("lt", i, b.size(hi)), read, value)
         assert value is not None
         return value
 
     return e.map([], shape, out.element_type, body)
 
 
-def _index_value(b: Body, raw: SSAValue, size: int, mode: str) -> SSAValue:
+_WHOLE = 1 << 62  # the size a dynamic axis is sliced with (lower_strided_slice)
+
+
+def _index_value(b: Body, raw: SSAValue, size: int | SSAValue, mode: str) -> SSAValue:
     """An integer tensor element as an in-range index: negatives count from the end, then
-    clip (or wrap)."""
+    clip (or wrap). `size`: an int, or a run-time size (Emitter.size_value)."""
     i = b.add(arith.IndexCastOp(raw, IndexType()))
-    n = b.iconst(size)
+    n = b.size(size)
     if mode == "wrap":
         r = b.add(arith.RemSIOp(i, n))
         return b.select(b.cmp("lt", r, b.iconst(0)), b.add(arith.AddiOp(r, n)), r)
@@ -144,15 +166,16 @@ def lower_take(e: Emitter, op: relay.TakeOp) -> SSAValue:
     data_shape, ind_shape = shape_of(op.data), shape_of(op.indices)
     axis = op.attrs.axis % len(data_shape)
     ri = len(ind_shape)
+    size = e.size_value(data_shape[axis])
 
     def body(b: Body) -> SSAValue:
         raw = b.extract(op.indices, [b.idx(axis + k) for k in range(ri)])
-        i = _index_value(b, raw, data_shape[axis], op.attrs.mode)
+        i = _index_value(b, raw, size, op.attrs.mode)
         lead = [b.idx(k) for k in range(axis)]
         trail = [b.idx(axis + ri + k) for k in range(len(data_shape) - axis - 1)]
         return b.extract(op.data, [*lead, i, *trail])
 
-    return e.map([], out.get_shape(), out.element_type, body)
+    return e.map([], result_shape(op), out.element_type, body)
 
 
 def lower_gather(e: Emitter, op: relay.GatherOp) -> SSAValue:
@@ -160,13 +183,14 @@ def lower_gather(e: Emitter, op: relay.GatherOp) -> SSAValue:
     data_shape = shape_of(op.data)
     rank = len(data_shape)
     axis = op.attrs.axis % rank
+    size = e.size_value(data_shape[axis])
 
     def body(b: Body) -> SSAValue:
         here = [b.idx(k) for k in range(rank)]
-        i = _index_value(b, b.extract(op.indices, here), data_shape[axis], "clip")
+        i = _index_value(b, b.extract(op.indices, here), size, "clip")
         return b.extract(op.data, [*here[:axis], i, *here[axis + 1 :]])
 
-    return e.map([], out.get_shape(), out.element_type, body)
+    return e.map([], result_shape(op), out.element_type, body)
 
 
 def lower_gather_nd(e: Emitter, op: relay.GatherNDOp) -> SSAValue:
@@ -174,23 +198,37 @@ def lower_gather_nd(e: Emitter, op: relay.GatherNDOp) -> SSAValue:
     data_shape, ind_shape = shape_of(op.data), shape_of(op.indices)
     batch, depth = op.attrs.batch_dims, ind_shape[-1]
     lead = len(ind_shape) - 1
+    sizes = [e.size_value(data_shape[batch + j]) for j in range(depth)]
 
     def body(b: Body) -> SSAValue:
         outer = [b.idx(k) for k in range(lead)]
         picked = [
-            _index_value(
-                b, b.extract(op.indices, [*outer, b.iconst(j)]), data_shape[batch + j], "clip"
-            )
+            _index_value(b, b.extract(op.indices, [*outer, b.iconst(j)]), sizes[j], "clip")
             for j in range(depth)
         ]
         trail = [b.idx(lead + k) for k in range(len(data_shape) - batch - depth)]
         return b.extract(op.data, [*outer[:batch], *picked, *trail])
 
-    return e.map([], out.get_shape(), out.element_type, body)
+    return e.map([], result_shape(op), out.element_type, body)
 
 
 def lower_shape_of(e: Emitter, op: relay.ShapeOfOp) -> SSAValue:
-    return e.constant(np.array(shape_of(op.data), dtype=np.int64))
+    shape = shape_of(op.data)
+    out = _out(op)
+    if all(isinstance(d, int) for d in shape):
+        return e.constant(np.array(shape, dtype=np.int64))
+    sizes = [e.size_value(d) for d in shape]  # dynamic ones are run-time values
+
+    def body(b: Body) -> SSAValue:
+        i = b.idx(0)
+        value = None
+        for k in reversed(range(len(sizes))):
+            v = b.cast(b.add(arith.IndexCastOp(b.size(sizes[k]), i64)), out.element_type)
+            value = v if value is None else b.select(b.cmp("eq", i, b.iconst(k)), v, value)
+        assert value is not None
+        return value
+
+    return e.map([], [len(shape)], out.element_type, body)
 
 
 def lower_arange(e: Emitter, op: relay.ArangeOp) -> SSAValue:
@@ -199,7 +237,7 @@ def lower_arange(e: Emitter, op: relay.ArangeOp) -> SSAValue:
     def body(b: Body) -> SSAValue:
         return b.cast(b.add(arith.IndexCastOp(b.idx(0), i64)), out.element_type)
 
-    return e.map([], out.get_shape(), out.element_type, body)
+    return e.map([], result_shape(op), out.element_type, body)
 
 
 LOWERINGS = {
@@ -220,3 +258,21 @@ LOWERINGS = {
     relay.ShapeOfOp: lower_shape_of,
     relay.ArangeOp: lower_arange,
 }
+
+# lowerings that read shapes through shape_of / result_shape and refuse (DynamicUnsupported)
+# what needs a dynamic size as a constant: a slice or an index along a dynamic axis
+DYNAMIC = frozenset(
+    {
+        lower_constant,
+        lower_reshape,
+        lower_transpose,
+        lower_broadcast_to,
+        lower_strided_slice,
+        lower_take,
+        lower_gather,
+        lower_gather_nd,
+        lower_arange,
+        lower_concatenate,
+        lower_shape_of,
+    }
+)

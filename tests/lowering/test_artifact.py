@@ -159,9 +159,9 @@ def test_broken_and_foreign_artifacts_are_refused(compiled, tmp_path):
         lib.save(tmp_path / "missing" / "x.xrl")
 
 
-def test_a_dynamic_library_pickles_with_its_specializations(tmp_path):
-    """Batch-dynamic IR: the pickled library keeps the batch it compiled (loaded, not
-    compiled again) and still compiles new ones; `save` explains why it cannot."""
+def test_a_dynamic_library_compiled_once_pickles_and_saves(tmp_path):
+    """Batch-dynamic IR the lowering compiles for every size: the pickle and the artifact
+    hold that one build, and run new batches without compiling."""
     text = """
     func.func @main(%x: tensor<?x4xf32, #relay.dims<"n">>) -> tensor<?x4xf32, #relay.dims<"n">> {
       %0 = relay.exp %x : (tensor<?x4xf32, #relay.dims<"n">>) -> tensor<?x4xf32, #relay.dims<"n">>
@@ -169,13 +169,42 @@ def test_a_dynamic_library_pickles_with_its_specializations(tmp_path):
     }
     """
     lib = xrelay.build(xrelay.parse_module(text), {}, cache=False)
+    assert lib.native is not None and lib.compiles == 1
     x2 = rng.standard_normal((2, 4)).astype(np.float32)
     np.testing.assert_allclose(lib.run(x=x2)[0], np.exp(x2), rtol=1e-6)
     again = pickle.loads(pickle.dumps(lib))
-    np.testing.assert_allclose(again.run(x=x2)[0], np.exp(x2), rtol=1e-6)
-    assert again.compiles == 0  # loaded from the pickle
     x5 = rng.standard_normal((5, 4)).astype(np.float32)
     np.testing.assert_allclose(again.run(x=x5)[0], np.exp(x5), rtol=1e-6)
+    assert again.compiles == 0  # loaded from the pickle, and no binding compiles
+    lib.save(tmp_path / "dyn.xrl")
+    loaded = xrelay.load(tmp_path / "dyn.xrl")
+    x7 = rng.standard_normal((7, 4)).astype(np.float32)
+    np.testing.assert_allclose(loaded.run(x=x7)[0], np.exp(x7), rtol=1e-6)
+    with pytest.raises(xrelay.Error, match="input 'x' axis 1 has size 3, but the model fixes it to 4"):
+        loaded.run(x=x7[:, :3])
+
+
+def test_a_dynamic_library_pickles_with_its_specializations(tmp_path):
+    """Batch-dynamic IR with an op that has no dynamic lowering yet (argmax): each binding
+    compiles; the pickled library keeps the batch it compiled (loaded, not compiled again)
+    and still compiles new ones; `save` explains why it cannot."""
+    t_in = 'tensor<?x4xf32, #relay.dims<"n">>'
+    t_out = 'tensor<?xi64, #relay.dims<"n">>'
+    text = f"""
+    func.func @main(%x: {t_in}) -> {t_out} {{
+      %0 = relay.argmax %x {{axis = 1 : i64}} : ({t_in}) -> {t_out}
+      func.return %0 : {t_out}
+    }}
+    """
+    lib = xrelay.build(xrelay.parse_module(text), {}, cache=False)
+    assert lib.native is None and "relay.argmax" in lib.refused
+    x2 = rng.standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_array_equal(lib.run(x=x2)[0], x2.argmax(1))
+    again = pickle.loads(pickle.dumps(lib))
+    np.testing.assert_array_equal(again.run(x=x2)[0], x2.argmax(1))
+    assert again.compiles == 0  # loaded from the pickle
+    x5 = rng.standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_array_equal(again.run(x=x5)[0], x5.argmax(1))
     assert again.compiles == 1
     with pytest.raises(xrelay.Error, match="one static build"):
         lib.save(tmp_path / "dyn.xrl")

@@ -55,7 +55,7 @@ def test_one_build_runs_every_shape(lib):
         (y,) = lib.run(x=x, mask=mask)
         assert y.shape == (batch, seq, 16)
         np.testing.assert_allclose(y, expected(x, mask), rtol=1e-5, atol=1e-6)
-    assert lib.compiles == 3  # (2, 7) ran twice, compiled once
+    assert lib.native is not None and lib.compiles == 1  # one build for every shape
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,8 @@ def check_cnn(name: str, batches: tuple[int, ...]) -> None:
     ref = session(model)
     for feeds in image_batches(model, batches):
         assert_matches(lib.run(**feeds), ref.run(None, feeds))
-    assert lib.compiles == len(batches)  # one build; one specialization per batch
+    # conv and pools have no dynamic lowering yet: one specialization per batch
+    assert lib.compiles == len(batches)
 
 
 def test_squeezenet_dynamic_batch():
@@ -156,7 +157,7 @@ def test_small_bert_dynamic_batch_and_sequence(tmp_path, dynamo):
     for batch, seq in BERT_SHAPES:
         feeds = bert_inputs(batch, seq)
         assert_matches(lib.run(**feeds), ref.run(None, feeds), rtol=1e-4, atol=1e-5)
-    assert lib.compiles == len(BERT_SHAPES)
+    assert lib.native is not None and lib.compiles == 1  # one build for every shape
     # the position embeddings are sliced to `seq`: longer sequences are refused, not wrong
     with pytest.raises(xrelay.Error, match=r"outside the range \[1, 512\] declared for .*'seq'"):
         lib.run(**bert_inputs(1, 513))
@@ -165,8 +166,8 @@ def test_small_bert_dynamic_batch_and_sequence(tmp_path, dynamo):
 @pytest.mark.slow
 def test_bert_hidden_256_four_layers_every_batch_and_sequence(tmp_path):
     """Issue 18's case: BertModel (hidden 256, 4 layers) exported with dynamic batch and
-    sequence axes, imported and built once, against onnxruntime for batch x sequence in
-    {1, 2, 4} x {1, 7, 128, 384}."""
+    sequence axes, imported and compiled once (one native build for every shape), against
+    onnxruntime for batch x sequence in {1, 2, 4} x {1, 7, 128, 384}."""
     model = export_bert(tmp_path / "bert.onnx", dynamo=True, hidden=256, layers=4)
     module, params = xrelay.from_onnx(model)
     lib = xrelay.build(module, params)
@@ -175,7 +176,7 @@ def test_bert_hidden_256_four_layers_every_batch_and_sequence(tmp_path):
     for batch, seq in shapes:
         feeds = bert_inputs(batch, seq)
         assert_matches(lib.run(**feeds), ref.run(None, feeds), rtol=1e-3, atol=1e-4)
-    assert lib.compiles == len(shapes)
+    assert lib.native is not None and lib.compiles == 1  # one build for every shape
 
 # --- single converters on dynamic dimensions --------------------------------------------
 
@@ -215,7 +216,7 @@ def test_range_up_to_a_dynamic_dimension():
     ]
     inits = {"n_axis": np.array(0), "zero": np.array(0), "one": np.array(1)}
     lib = run_shapes(model_of(nodes, {"x": ["n"]}, inits), inputs_of([(1,), (5,), (12,)]))
-    assert lib.compiles == 3
+    assert lib.compiles == 1
 
 
 def test_dimension_values_at_run_time():
