@@ -96,13 +96,26 @@ def _default(f: dataclasses.Field) -> object:
     return f.default_factory()  # type: ignore[misc]
 
 
+def size_code(j: int) -> int:
+    """A size of a GEMM spec known only at run time: the declaration's j-th index
+    argument (after its buffers), written as the negative number -(j + 1)."""
+    return -(j + 1)
+
+
+def size_index(value: int) -> int | None:
+    """The index argument a spec field reads (`size_code`), or None for a constant."""
+    return -value - 1 if value < 0 else None
+
+
 @dataclass(frozen=True)
 class GemmSpec:
     """C[b][i, j] = sum_k A[b][i, k] B[b][k, j] per batch index b (nested loops `batch`,
     each (count, A stride, B stride, C stride, vector stride)), then the epilogue
     y = acc * scale[ch] + shift[ch] (+ residual), relu, where ch is the row (`per_row`,
     convolution channels) or the column. A packed operand is read in the layout of
-    lowering/kernels/prepack.py, padded to `mpad` rows (A) or `npad` columns (B)."""
+    lowering/kernels/prepack.py, padded to `mpad` rows (A) or `npad` columns (B). A
+    negative size or stride is a run-time value: the declaration's index argument
+    `size_index(value)` (dynamic shapes)."""
 
     m: int = 0
     n: int = 0

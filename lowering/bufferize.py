@@ -40,9 +40,10 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects import dims as dimexpr
 from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
 from xrelay.errors import Error
-from xrelay.lowering.dynamic_sizes import DynamicUnsupported
+from xrelay.lowering.dynamic_sizes import SymbolSizes
 from xrelay.lowering.relay_to_linalg.builder import amap, dims
 
 OUTPUT_ATTR = "xrelay.output"
@@ -63,6 +64,7 @@ class FunctionBufferizer:
         self.allocs: list[SSAValue] = []
         self.rewriter = Rewriter()
         self.globals = sum(isinstance(op, memref.GlobalOp) for op in module.ops)
+        self.sizes: SymbolSizes | None = None  # run-time sizes, made on first need
 
     def buffer(self, value: SSAValue, before: Operation) -> SSAValue:
         """The memref holding a tensor value (constants materialize on first use)."""
@@ -128,16 +130,19 @@ class FunctionBufferizer:
             self.buffers[res] = buf
 
     def on_call(self, op: func.CallOp) -> None:
-        """A call of a function on tensors: results become buffers passed after the inputs."""
-        ins = [self.buffer(v, op) for v in op.arguments]
+        """A call of a function on tensors: results become buffers passed after the inputs
+        (other operands, such as the sizes a GEMM takes, stay as they are)."""
+        ins = [self.buffer(v, op) if isinstance(v.type, TensorType) else v for v in op.arguments]
         outs = []
         for result in op.results:
             t = result.type
+            sizes = []
             if DYNAMIC_INDEX in t.get_shape():
-                raise DynamicUnsupported(
-                    f"a call of @{op.callee.string_value()} with a dynamic result"
-                )
-            buf = self.insert(memref.AllocOp.get(t.element_type, 64, t.get_shape()), op)
+                if self.sizes is None:
+                    args = [self.buffers[a] for a in self.block.args if a in self.buffers]
+                    self.sizes = SymbolSizes(self.fn, args)
+                sizes = self.sizes.sizes(dimexpr.shape_of(t))
+            buf = self.insert(memref.AllocOp.get(t.element_type, 64, t.get_shape(), sizes), op)
             assert buf is not None
             self.allocs.append(buf)
             self.buffers[result] = buf

@@ -18,7 +18,7 @@ from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.expose_checks import read_checks
 from xrelay.lowering.instrument_calls import SITES_ATTR
 from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
-from xrelay.lowering.limits import check_sizes
+from xrelay.lowering.limits import check_sizes, dynamic_sizes
 from xrelay.lowering.pipeline import lower
 from xrelay.signature import Argument, FunctionSignature, main_function
 
@@ -108,6 +108,8 @@ def _compile(
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
     meta: dict = {"model_hash": entry, "options": {"kernels": kernels, "profile": profile}}
+    if signature.is_dynamic:  # the sizes each run's binding is checked against
+        meta["dynamic_sizes"] = dynamic_sizes(module)
     if checks:
         meta["checks"] = [list(c) for c in checks]
     sites = work.attributes.get(SITES_ATTR)
@@ -132,8 +134,16 @@ def _unused_params(module: ModuleOp, signature: FunctionSignature) -> list[str]:
     """Parameters the lowered main never reads (weights whose prepacked copies it reads)."""
     for op in module.ops:
         if isinstance(op, llvm_dialect.FuncOp) and op.sym_name.data == "main" and op.body.blocks:
-            args = op.body.block.args
-            return [a.name for a, arg in zip(signature.args, args) if a.is_param and not arg.uses]
+            args = iter(op.body.block.args)
+            unused = []
+            for a in signature.args:  # a pointer, then a size per dynamic dimension
+                pointer = next(args)
+                for d in a.shape:
+                    if not isinstance(d, int):
+                        next(args)
+                if a.is_param and not pointer.uses:
+                    unused.append(a.name)
+            return unused
     return []
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects import arith, func, memref, tensor
+from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import dims
@@ -51,9 +51,12 @@ class SymbolSizes:
     """Index values of dimension expressions in one function, inserted at its top (after
     one another, in first-request order) and reused."""
 
-    def __init__(self, fn: func.FuncOp) -> None:
+    def __init__(self, fn: func.FuncOp, args: Sequence[SSAValue] | None = None) -> None:
+        """`args`: the values of the function's arguments (tensors, or their buffers during
+        bufferize; default: the block's arguments)."""
         self.fn = fn
         self.block = fn.body.block
+        self.args = list(args) if args is not None else list(self.block.args)
         self.sources = symbol_sources(fn)
         self.values: dict[Any, SSAValue] = {}
         self.consts: dict[int, SSAValue] = {}
@@ -83,7 +86,9 @@ class SymbolSizes:
                 f"@{self.fn.sym_name.data}"
             )
         arg, axis = source
-        return self._insert(tensor.DimOp(self.block.args[arg], self.const(axis)))
+        value = self.args[arg]
+        dim = memref.DimOp if isinstance(value.type, MemRefType) else tensor.DimOp
+        return self._insert(dim(value, self.const(axis)))
 
     def value(self, d: dims.Dim) -> SSAValue:
         """The index value of a dimension (an int or an expression of symbols)."""

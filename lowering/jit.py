@@ -29,6 +29,7 @@ from xrelay.lowering import compile_worker
 from xrelay.lowering.compile_worker import CompileError
 from xrelay.lowering.compile_worker import object_code as compile_object
 from xrelay.lowering.expose_checks import first_violation
+from xrelay.lowering.limits import SizeCheck
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
 _initialized = False
@@ -226,6 +227,7 @@ class Library:
         # run-time index checks (lowering/expose_checks.py): main writes (min, max) pairs
         # into one extra buffer after the results
         self.checks = [tuple(c) for c in self.meta.get("checks", [])]
+        self._size_check: Any = None  # dynamic builds: made on the first run
         start = time.perf_counter()
         if module is not None:
             try:
@@ -284,6 +286,9 @@ class Library:
             # compiled for every size: the symbols' values from the inputs (an Error naming
             # the input, the axis and the rule before native code runs), then the results'
             binding = bind_dims(self._call_signature, given)
+            if self._size_check is None:
+                self._size_check = SizeCheck(self.meta.get("dynamic_sizes", []))
+            self._size_check.check(binding)
             shapes = [
                 tuple(evaluate(d, binding) for d in shape) for shape, _ in self.signature.results
             ]

@@ -55,7 +55,9 @@ def module_vector_width(module: ModuleOp, option: int = 0) -> int:
 def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16):
     """(packed operand index, its PackSpec, the call's new GemmSpec), or None. `nr`: B's
     panel width (the micro-kernel's, lowering/kernels/gemm.py)."""
-    if spec.m <= 3 or spec.a_packed or spec.b_packed:
+    if 0 <= spec.m <= 3 or spec.a_packed or spec.b_packed:  # (m < 0: a run-time size)
+        return None
+    if min(spec.n, spec.k) < 0:  # a weight's sizes are static; these are not weights
         return None
     if spec.per_row and a_name is not None:  # convolution weights [O, C/g, kh, kw]
         groups = 1

@@ -28,6 +28,7 @@ comparison; `xrelay.build(..., kernels=False)`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
@@ -37,8 +38,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
-from xrelay.dialects.dims import is_dynamic
-from xrelay.dialects.kernel import GemmAttr, GemmSpec
+from xrelay.dialects.dims import Dim, dim_str, is_dynamic
+from xrelay.dialects.dims import equal as dim_equal
+from xrelay.dialects.dims import normalize as dim_normalize
+from xrelay.dialects.dims import prod as dim_prod
+from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_code
+from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
@@ -67,7 +72,7 @@ def _contraction(op: Operation) -> Anchor | None:
     if isinstance(op, relay.DenseOp):
         x, w = op.data, op.weight
         k = shape_of(x)[-1]
-        m, n = int(np.prod(out[:-1])), out[-1]
+        m, n = dim_prod(out[:-1]), out[-1]
         spec = GemmSpec(m, n, k, k, 1, 1, k, n)
         return Anchor(op, x, w, spec, len(out) - 1, n)
     if isinstance(op, relay.MatmulOp | relay.BatchMatmulOp):
@@ -79,9 +84,12 @@ def _contraction(op: Operation) -> Anchor | None:
         rsa, csa = (1, m) if ta else (k, 1)
         rsb, csb = (1, k) if tb else (n, 1)
         spec = GemmSpec(m, n, k, rsa, csa, rsb, csb, n)
-        if isinstance(op, relay.BatchMatmulOp) and out[0] > 1:
-            batch = (out[0], m * k if sa[0] > 1 else 0, k * n if sb[0] > 1 else 0, m * n, 0)
-            spec = replace(spec, batch=(batch,))
+        if isinstance(op, relay.BatchMatmulOp) and out[0] != 1:
+            # an operand's batch is 1 (read at stride 0) or the result's
+            if not all(s[0] == 1 or dim_equal(s[0], out[0]) for s in (sa, sb)):
+                return None
+            strides = [0 if s[0] == 1 else size for s, size in ((sa, m * k), (sb, k * n))]
+            spec = replace(spec, batch=((out[0], *strides, m * n, 0),))
         return Anchor(op, a, b, spec, len(out) - 1, n)
     return None
 
@@ -112,13 +120,17 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
 
 
 def anchor_of(op: Operation) -> Anchor | None:
-    if any(is_dynamic(v.type) for v in (*op.operands, *op.results)):
-        return None  # dynamic sizes: the linalg lowering (run-time loop bounds)
-    if isinstance(op, relay.Conv2DOp):
+    dynamic = any(is_dynamic(v.type) for v in (*op.operands, *op.results))
+    if isinstance(op, relay.Conv2DOp) and not dynamic:
         return _conv(op)
     if isinstance(op, relay.DenseOp | relay.MatmulOp | relay.BatchMatmulOp):
         anchor = _contraction(op)
-        if anchor is not None and anchor.spec.k >= 1 and anchor.spec.m * anchor.spec.n >= 1:
+        if anchor is None:
+            return None
+        spec = anchor.spec
+        if dynamic:  # sizes that are expressions are >= 1 (symbols are positive)
+            return anchor
+        if spec.k >= 1 and spec.m * spec.n >= 1:
             return anchor
     return None
 
@@ -158,6 +170,7 @@ class Chain:
         return op.results[0]
 
     def _vector(self, value: SSAValue) -> SSAValue:
+        assert isinstance(self.anchor.channels, int)
         if list(shape_of(value)) == [self.anchor.channels]:
             return value
         return self._emit(relay.ReshapeOp(value, newshape=[self.anchor.channels]))
@@ -183,6 +196,9 @@ class Chain:
             or list(shape_of(user.results[0])) != out
         ):
             return False
+        vectors = isinstance(self.anchor.channels, int)  # channel vectors of a static size
+        if not vectors and not isinstance(user, relay.ReluOp | relay.AddOp):
+            return False
         if isinstance(user, relay.ReluOp):
             self.relu = True
         elif self.residual is not None:
@@ -195,7 +211,7 @@ class Chain:
             other = user.rhs if user.lhs is self.value else user.lhs
             if other is self.value:
                 return False
-            if _channel_vector(other, out, axis):
+            if vectors and _channel_vector(other, out, axis):
                 vec = self._vector(other)
                 if isinstance(user, relay.MultiplyOp):
                     self._affine(vec, None)
@@ -251,6 +267,26 @@ def _columns(e: Emitter, conv: relay.Conv2DOp) -> SSAValue:
 DeclarationCache = dict[tuple[GemmSpec, tuple[str, ...]], str]
 
 
+def size_arguments(spec: GemmSpec) -> tuple[GemmSpec, list[Dim]]:
+    """A spec whose sizes are dimension expressions -> the spec with each distinct
+    expression replaced by its code (`kernel.size_code`: the wrapper's j-th size argument)
+    and the expressions in argument order."""
+    exprs: dict[str, Dim] = {}
+
+    def code(d: Any) -> int:
+        d = dim_normalize(d)
+        if isinstance(d, int):
+            return d
+        key = dim_str(d)
+        if key not in exprs:
+            exprs[key] = d
+        return size_code(list(exprs).index(key))
+
+    fields = {f: code(getattr(spec, f)) for f in ("m", "n", "k", "rsa", "csa", "rsb", "csb", "ldc")}
+    batch = tuple(tuple(code(v) for v in loop) for loop in spec.batch)
+    return replace(spec, **fields, batch=batch), list(exprs.values())
+
+
 def gemm_declaration(
     module: ModuleOp,
     cache: DeclarationCache,
@@ -258,8 +294,9 @@ def gemm_declaration(
     args: list[SSAValue],
     result: TensorType,
 ) -> str:
-    """The name of a GEMM declaration for `spec` on these operand types, added to the
-    module on first use (identical GEMMs share one)."""
+    """The name of a GEMM declaration for `spec` on these operands (tensors, then the
+    index sizes of a dynamic spec), added to the module on first use (identical GEMMs
+    share one)."""
     key = (spec, tuple(str(v.type) for v in args))
     if key not in cache:
         name = f"xr_gemm_{len(cache)}"
@@ -275,21 +312,28 @@ def select_kernels(module: ModuleOp) -> int:
     cache: DeclarationCache = {}
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
         for op in list(fn.walk()):
             if op.parent is None:  # erased as part of an earlier chain
                 continue
             anchor = anchor_of(op)
             if anchor is None:
                 continue
+            spec, exprs = size_arguments(anchor.spec)
+            if exprs and sizes is None:
+                continue  # dynamic sizes outside @main: the linalg lowering
+            anchor.spec = spec
             chain = Chain(anchor)
             while (user := _single_user(chain.value)) is not None and chain.extend(user):
                 pass
-            _rewrite(module, cache, chain)
+            _rewrite(module, cache, chain, [sizes.value(d) for d in exprs] if exprs else [])
             count += 1
     return count
 
 
-def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
+def _rewrite(
+    module: ModuleOp, cache: DeclarationCache, chain: Chain, size_values: list[SSAValue]
+) -> None:
     end = chain.ops[-1]
     boundary = end.prev_op  # what follows it up to `end` is this rewrite's
     rewriter = Rewriter()
@@ -308,6 +352,7 @@ def _rewrite(module: ModuleOp, cache: DeclarationCache, chain: Chain) -> None:
         relu=chain.relu,
     )
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
+    args += size_values  # the run-time sizes of a dynamic spec
     result_type = chain.value.type
     name = gemm_declaration(module, cache, spec, args, result_type)
     call = func.CallOp(name, args, [result_type])

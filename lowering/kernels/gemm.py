@@ -406,10 +406,13 @@ def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
 
 
 def serial_entry(w: Writer) -> None:
-    """xr_gemm_part: gemv for M <= 3, the packed product otherwise."""
+    """xr_gemm_part: gemv for M <= 3 on unpacked operands, the packed product otherwise
+    (a prepacked operand with a run-time M of 3 or less: gemv reads plain layouts only)."""
     with w.function("void", "@xr_gemm_part", PARAMS):
         names = ", ".join(f"{t} {n}" for t, n in PARAMS)
-        then, other, join = w.if_else(w.op("icmp sle i64 %M, 3"), "few")
+        few = w.op("icmp sle i64 %M, 3")
+        plain = w.op(f"icmp eq i64 {w.op('or i64 %apk, %bpk')}, 0")
+        then, other, join = w.if_else(w.op(f"and i1 {few}, {plain}"), "few")
         w.block(then)
         w.do(f"call void @xr_gemv({names})")
         w.br(join)

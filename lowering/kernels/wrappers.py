@@ -8,43 +8,73 @@ Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], then C.
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xrelay.dialects.kernel import GemmAttr, GemmSpec
+from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
+from xdsl.ir import Attribute
+from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
 from xrelay.lowering.kernels import gemm
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
 from xrelay.lowering.plan_buffers import arena_definitions
 from xrelay.lowering.select_kernels import KERNEL_ATTR
+from xrelay.lowering.to_llvm import dynamic_count
 
 
-def kernel_specs(module: ModuleOp) -> dict[str, GemmSpec]:
-    """The GEMM declarations of a module (before to-llvm): symbol -> spec."""
+def kernel_specs(module: ModuleOp) -> dict[str, tuple[GemmSpec, list[Attribute]]]:
+    """The GEMM declarations of a module (before to-llvm): symbol -> (spec, argument
+    types)."""
     specs = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and not op.body.blocks:
             attr = op.attributes.get(KERNEL_ATTR)
             if isinstance(attr, GemmAttr):
-                specs[op.sym_name.data] = attr.data
+                specs[op.sym_name.data] = (attr.data, list(op.function_type.inputs))
     return specs
 
 
-def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
-    names = ["%a", "%b"]
-    names += [
-        n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used
-    ]
-    names.append("%c")
-    with w.function("void", f"@{name}", [("ptr", n) for n in names], linkage="dso_local"):
+def parameters(spec: GemmSpec, types: list[Attribute]) -> list[tuple[str, str]]:
+    """The wrapper's LLVM parameters as to-llvm passes the declaration's arguments: each
+    buffer a pointer (A, B, [scale], [shift], [residual], ..., C) followed by its dynamic
+    sizes (unused here), each index argument an i64 `%d<j>` (a run-time size of the spec)."""
+    names = iter(
+        ["%a", "%b"]
+        + [n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used]
+        + ["%c"]
+    )
+    params: list[tuple[str, str]] = []
+    sizes = 0
+    for t in types:
+        if isinstance(t, MemRefType):
+            name = next(names)
+            params.append(("ptr", name))
+            params += [("i64", f"{name}.{d}") for d in range(dynamic_count(t))]
+        else:
+            params.append(("i64", f"%d{sizes}"))
+            sizes += 1
+    return params
+
+
+def value(field: int) -> str:
+    """A spec field as an LLVM operand: a constant, or the size argument it names."""
+    j = size_index(field)
+    return str(field) if j is None else f"%d{j}"
+
+
+def wrapper(w: Writer, name: str, spec: GemmSpec, types: list[Attribute] | None = None) -> None:
+    if types is None:  # static: the buffers only
+        n = 3 + spec.scale + spec.shift + spec.residual
+        types = [MemRefType(f32, [1])] * n
+    with w.function("void", f"@{name}", parameters(spec, types), linkage="dso_local"):
         offsets = {"a": "0", "b": "0", "c": "0", "v": "0"}
         loops = []
         for d, (count, sa, sb, sc, sv) in enumerate(spec.batch):
-            loop = w.loop(f"b{d}", "0", str(count))
+            loop = w.loop(f"b{d}", "0", value(count))
             i = loop.__enter__()
             loops.append(loop)
             for key, stride in zip("abcv", (sa, sb, sc, sv)):
-                offsets[key] = w.add(offsets[key], w.mul(i, str(stride)))
+                offsets[key] = w.add(offsets[key], w.mul(i, value(stride)))
         a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
-        vec = {n: w.gep(n, offsets["v"]) if n in names else "null" for n in ("%s", "%t")}
+        used = {"%s": spec.scale, "%t": spec.shift}
+        vec = {n: w.gep(n, offsets["v"]) if used[n] else "null" for n in ("%s", "%t")}
         res = w.gep("%r", offsets["c"]) if spec.residual else "null"
         rows = (
             (vec["%s"], vec["%t"], "null", "null")
@@ -52,12 +82,12 @@ def wrapper(w: Writer, name: str, spec: GemmSpec) -> None:
             else ("null", "null", vec["%s"], vec["%t"])
         )
         args = [
-            ("i64", spec.m), ("i64", spec.n), ("i64", spec.k),
-            ("ptr", a), ("i64", spec.rsa), ("i64", spec.csa),
-            ("ptr", b), ("i64", spec.rsb), ("i64", spec.csb),
-            ("ptr", c), ("i64", spec.ldc),
+            ("i64", value(spec.m)), ("i64", value(spec.n)), ("i64", value(spec.k)),
+            ("ptr", a), ("i64", value(spec.rsa)), ("i64", value(spec.csa)),
+            ("ptr", b), ("i64", value(spec.rsb)), ("i64", value(spec.csb)),
+            ("ptr", c), ("i64", value(spec.ldc)),
             *(("ptr", p) for p in rows),
-            ("ptr", res), ("i64", spec.ldc), ("i64", int(spec.relu)),
+            ("ptr", res), ("i64", value(spec.ldc)), ("i64", int(spec.relu)),
             ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
             ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
         ]  # fmt: skip
@@ -76,7 +106,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     if not specs and not split and not arenas:
         return None
     w = Writer()
-    for name, spec in specs.items():
-        wrapper(w, name, spec)
+    for name, (spec, types) in specs.items():
+        wrapper(w, name, spec, types)
     runtime = gemm.runtime_ir(threads, vector_width) if specs else ""
     return pool_ir(threads) + arenas + runtime + w.text() + split
