@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xrelay.dialects.specialize import deferred_inputs
+from xrelay.dialects.specialize import deferred_inputs, has_deferred
 from xrelay.errors import Error
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 from xrelay.transforms.specialize_shapes import specialize_shapes
@@ -72,8 +72,11 @@ class DynamicLibrary:
         DynamicUnsupported (kept in `refused`)."""
         from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 
-        if self.value_inputs:
-            self.refused = "relay.deferred nodes (graph inputs that decide shapes) need values"
+        if has_deferred(self.module):
+            self.refused = (
+                "relay.deferred nodes convert per binding (graph inputs that decide shapes, "
+                "or a program converted for each set of sizes)"
+            )
             return
         try:
             self.native = compile_fn()

@@ -100,8 +100,10 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
         return None
     if not all(_f32(v) for v in (op.data, op.weight, op.result)):
         return None
-    n, c_all, _, _ = shape_of(op.data)
+    n, c_all, h, w = shape_of(op.data)
     o_all, cg, kh, kw = shape_of(op.weight)
+    if not all(isinstance(d, int) for d in (c_all, h, w)):
+        return None  # only the batch may be a run-time size
     g = a.groups
     og = o_all // g
     _, _, oh, ow = shape_of(op.result)
@@ -114,15 +116,15 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
     else:  # B is the column tensor [n, g, C/g*kh*kw, OH*OW]
         b_group, b_image = kk * ohw, g * kk * ohw
     batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
-    batch = tuple(b for b in batch if b[0] > 1)
+    batch = tuple(b for b in batch if not (isinstance(b[0], int) and b[0] <= 1))
     spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True)
     return Anchor(op, op.weight, op.data, spec, 1, o_all, columns=not pointwise)
 
 
 def anchor_of(op: Operation) -> Anchor | None:
-    dynamic = any(is_dynamic(v.type) for v in (*op.operands, *op.results))
-    if isinstance(op, relay.Conv2DOp) and not dynamic:
+    if isinstance(op, relay.Conv2DOp):
         return _conv(op)
+    dynamic = any(is_dynamic(v.type) for v in (*op.operands, *op.results))
     if isinstance(op, relay.DenseOp | relay.MatmulOp | relay.BatchMatmulOp):
         anchor = _contraction(op)
         if anchor is None:
@@ -326,13 +328,18 @@ def select_kernels(module: ModuleOp) -> int:
             chain = Chain(anchor)
             while (user := _single_user(chain.value)) is not None and chain.extend(user):
                 pass
-            _rewrite(module, cache, chain, [sizes.value(d) for d in exprs] if exprs else [])
+            values = [sizes.value(d) for d in exprs] if sizes is not None else []
+            _rewrite(module, cache, chain, values, sizes)
             count += 1
     return count
 
 
 def _rewrite(
-    module: ModuleOp, cache: DeclarationCache, chain: Chain, size_values: list[SSAValue]
+    module: ModuleOp,
+    cache: DeclarationCache,
+    chain: Chain,
+    size_values: list[SSAValue],
+    sizes: SymbolSizes | None = None,
 ) -> None:
     end = chain.ops[-1]
     boundary = end.prev_op  # what follows it up to `end` is this rewrite's
@@ -340,7 +347,7 @@ def _rewrite(
     for op in chain.pending:
         rewriter.insert_op(op, InsertPoint.before(end))
         op.location = end.location
-    e = Emitter(end)
+    e = Emitter(end, sizes)
     anchor, spec = chain.anchor, chain.anchor.spec
     b = _columns(e, anchor.op) if anchor.columns else anchor.b
     args = [anchor.a, b]

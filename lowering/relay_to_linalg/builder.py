@@ -37,6 +37,7 @@ from xrelay.dialects import dims as dimexpr
 from xrelay.dialects.arith_extras import RemFOp
 from xrelay.dialects.dims import Dim
 from xrelay.dialects.dtypes import dense_from_numpy
+from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.lowering.dynamic_sizes import DynamicUnsupported, SymbolSizes
@@ -348,6 +349,22 @@ class Emitter:
         """linalg.fill of a fresh tensor with a scalar."""
         c = self.insert(const_op(value, elem))
         return self.insert(linalg.FillOp([c], [self.empty(shape, elem)]))
+
+    def reshape(self, value: SSAValue, shape: Sequence[Dim]) -> SSAValue:
+        """The same elements in another shape (row-major order kept): a tensor.reshape, a
+        view once bufferized; a dynamic target's sizes are run-time values."""
+        target = dimexpr.make_tensor(value.type.element_type, shape)
+        if not dimexpr.is_dynamic(target):
+            sizes = self.constant(np.array(target.get_shape(), np.int64))
+            return self.insert(tensor.ReshapeOp(value, sizes, target))
+        values = [self.sizes_or_fail().value(d) for d in dimexpr.shape_of(target)]
+        sizes = self.insert(tensor.FromElementsOp(*values))
+        return self.insert(DynamicReshapeOp(value, sizes, target))
+
+    def sizes_or_fail(self) -> SymbolSizes:
+        if self.sizes is None:
+            raise DynamicUnsupported("a dynamic dimension outside @main")
+        return self.sizes
 
     def constant(self, array: np.ndarray) -> SSAValue:
         return self.insert(arith.ConstantOp(dense_from_numpy(array)))

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import IndexType, TensorType, f32
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, f32
 from xdsl.ir import Attribute, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xrelay.dialects import relay
+from xrelay.dialects.dims import Dim
 from xrelay.dialects.dims import equal as dim_equal
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.dtypes import numpy_dtype
@@ -33,12 +34,17 @@ from xrelay.lowering.relay_to_linalg.builder import (
 from xrelay.lowering.relay_to_linalg.reduce import count_value, lowest, reduce_into
 
 
-def view(e: Emitter, value: SSAValue, shape: list[int]) -> SSAValue:
+def view(e: Emitter, value: SSAValue, shape: list[Dim]) -> SSAValue:
     """The same elements in another shape (row-major order kept)."""
     if list(shape_of(value)) == list(shape):
         return value
-    target = TensorType(value.type.element_type, shape)
-    return e.insert(tensor.ReshapeOp(value, e.constant(np.array(shape, np.int64)), target))
+    return e.reshape(value, shape)
+
+
+def static_spatial(shape: Sequence[Dim], lead: int = 2) -> None:
+    """Window ops take a dynamic batch (and channels); their spatial sizes must be static."""
+    if not all(isinstance(d, int) for d in shape[lead:]):
+        raise DynamicUnsupported("dynamic spatial dimensions")
 
 
 def pad_spatial(
@@ -49,6 +55,7 @@ def pad_spatial(
         return x
     shape = list(shape_of(x))
     lead = len(shape) - len(begins)
+    static_spatial(shape, lead)
     out = shape[:lead] + [s + b + t for s, b, t in zip(shape[lead:], begins, ends)]
     elem = x.type.element_type
 
@@ -80,8 +87,9 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     _check_layout(e, a.data_layout, "NC" + spatial, "data_layout")
     _check_layout(e, a.kernel_layout, "OI" + spatial, "kernel_layout")
     x_shape, w_shape = list(shape_of(op.data)), list(shape_of(op.weight))
+    static_spatial(x_shape)
     out_t = op.results[0].type
-    out_shape = list(out_t.get_shape())
+    out_shape = list(result_shape(op))
     elem = out_t.element_type
     groups = a.groups
     n = x_shape[0]
@@ -352,7 +360,7 @@ def lower_batch_norm(e: Emitter, op: relay.BatchNormOp) -> SSAValue:
         )
 
     operands = [op.data, op.gamma, op.beta, op.moving_mean, op.moving_var]
-    return e.map(operands, out.get_shape(), elem, body, maps)
+    return e.map(operands, result_shape(op), elem, body, maps)
 
 
 def _normalize_over(e: Emitter, x: SSAValue, axes: list[int]) -> tuple[SSAValue, SSAValue]:
@@ -411,10 +419,11 @@ def lower_layer_norm(e: Emitter, op: relay.LayerNormOp) -> SSAValue:
 def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
     a = op.attrs
     out = op.results[0].type
-    shape = list(out.get_shape())
+    shape = list(result_shape(op))
     elem = out.element_type
     rank = len(shape)
     axis = a.axis % rank
+    size = e.size_value(shape[axis])
     before = (a.size - 1) // 2
     window = e.empty([a.size], elem)
     d = dims(rank + 1)  # x dims, then the window position
@@ -422,11 +431,9 @@ def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
     def sum_body(b: Body, acc: SSAValue, _window: SSAValue) -> SSAValue:
         idx = [b.idx(k) for k in range(rank)]
         i = b.affine([(1, idx[axis]), (1, b.idx(rank))], -before)
-        value = b.extract(op.data, [*idx[:axis], b.clamp(i, shape[axis]), *idx[axis + 1 :]])
+        value = b.extract(op.data, [*idx[:axis], b.clamp(i, size), *idx[axis + 1 :]])
         value = b.cast(value, acc.type)
-        square = b.select(
-            b.in_range(i, shape[axis]), b.binary("mul", value, value), b.const(0, acc.type)
-        )
+        square = b.select(b.in_range(i, size), b.binary("mul", value, value), b.const(0, acc.type))
         return b.binary("add", acc, square)
 
     sums = e.accumulate(
@@ -495,8 +502,9 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     a = op.attrs
     n_sp = len(op.SPATIAL)
     _check_layout(e, a.layout, "NC" + op.SPATIAL, "layout")
+    static_spatial(shape_of(op.data))
     out = op.results[0].type
-    out_shape = list(out.get_shape())
+    out_shape = list(result_shape(op))
     elem = out.element_type
     is_max = isinstance(op, relay.MaxPool1DOp | relay.MaxPool2DOp | relay.MaxPool3DOp)
     begins, ends = _pool_padding(op)
@@ -534,6 +542,7 @@ def lower_global_pool(e: Emitter, op) -> SSAValue:
     elem = op.results[0].type.element_type
     if isinstance(op, relay.GlobalMaxPool2DOp):
         return reduce_into(e, op.data, [2, 3], True, lowest(elem), "max")
+    static_spatial(shape_of(op.data))
     h, w = shape_of(op.data)[2:]
     total = reduce_into(e, op.data, [2, 3], True, 0, "add")
     return e.map(
@@ -632,5 +641,10 @@ DYNAMIC = frozenset(
         lower_layer_norm,
         lower_softmax,
         lower_dropout,
+        lower_conv,
+        lower_pool,
+        lower_global_pool,
+        lower_batch_norm,
+        lower_lrn,
     }
 )

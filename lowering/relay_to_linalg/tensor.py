@@ -4,13 +4,12 @@ bufferized), data movement as linalg.generic with affine maps, gathers with tens
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, TensorType, i64
 from xdsl.ir import SSAValue
 from xrelay.dialects import dims as dimexpr
 from xrelay.dialects import relay
 from xrelay.dialects.relay.tensor import slice_specs
-from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
 from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
@@ -33,16 +32,7 @@ def lower_constant(e: Emitter, op: relay.ConstantOp) -> SSAValue:
 def lower_reshape(e: Emitter, op) -> SSAValue:
     """Every reshape-like op (reshape, squeeze, expand_dims, batch_flatten) keeps the
     row-major element order: a tensor.reshape, which bufferizes to a view."""
-    out = _out(op)
-    if not dimexpr.is_dynamic(out):
-        shape = e.constant(np.array(out.get_shape(), dtype=np.int64))
-        return e.insert(tensor.ReshapeOp(op.data, shape, out))
-    if e.sizes is None:
-        raise DynamicUnsupported("a dynamic reshape outside @main")
-    # the target shape as index values (bufferize makes the view's sizes of them)
-    values = [e.sizes.value(d) for d in dimexpr.shape_of(out)]
-    shape = e.insert(tensor.FromElementsOp(*values))
-    return e.insert(DynamicReshapeOp(op.data, shape, out))
+    return e.reshape(op.data, result_shape(op))
 
 
 def lower_transpose(e: Emitter, op: relay.TransposeOp) -> SSAValue:
