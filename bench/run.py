@@ -99,6 +99,8 @@ def measure(
             "dynamic_ms": med["dynamic"],
             "dynamic_ratio": med["dynamic"] / med["xrelay"],
             "dynamic_compile_s": dynamic_compile_s,
+            # one native build for every shape, or one per binding (and why)
+            "dynamic_once": dyn.native is not None,
         }
     return {
         **extra,
@@ -140,7 +142,7 @@ def main() -> int:
     rows = []
     header = f"{'model':<16}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
     if args.dynamic:
-        header += f"{'dyn ms':>9}{'dyn/static':>11}"
+        header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
     print(header)
     sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
     names = [m for part in args.models.split(",") for m in sets.get(part, [part])]
@@ -181,7 +183,8 @@ def main() -> int:
             f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}"
         )
         if "dynamic_ms" in r:
-            line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}"
+            once = "once" if r.get("dynamic_once") else "per-shape"
+            line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}  {once}"
         print(line, flush=True)
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:

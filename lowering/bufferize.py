@@ -55,6 +55,16 @@ def memref_of(t: Attribute) -> Attribute:
     return t
 
 
+DIMS_ATTR = "xrelay.dims"  # on an alloc of dynamic size: its dimensions' expressions
+
+
+def mark_dims(alloc: memref.AllocOp, t: TensorType) -> None:
+    """Keep the expressions of a dynamic tensor's dimensions on its allocation (the
+    memref type has no place for them): plan-buffers sizes the buffer from them."""
+    if isinstance(t.encoding, dimexpr.DimsAttr):
+        alloc.attributes[DIMS_ATTR] = t.encoding
+
+
 class FunctionBufferizer:
     def __init__(self, module: ModuleOp, fn: func.FuncOp) -> None:
         self.module = module
@@ -102,6 +112,7 @@ class FunctionBufferizer:
     def on_empty(self, op: tensor.EmptyOp) -> None:
         t = op.tensor.type
         alloc = memref.AllocOp.get(t.element_type, 64, t.get_shape(), list(op.dynamic_sizes))
+        mark_dims(alloc, t)
         buf = self.insert(alloc, op)
         assert buf is not None
         self.allocs.append(buf)
@@ -142,7 +153,9 @@ class FunctionBufferizer:
                     args = [self.buffers[a] for a in self.block.args if a in self.buffers]
                     self.sizes = SymbolSizes(self.fn, args)
                 sizes = self.sizes.sizes(dimexpr.shape_of(t))
-            buf = self.insert(memref.AllocOp.get(t.element_type, 64, t.get_shape(), sizes), op)
+            alloc = memref.AllocOp.get(t.element_type, 64, t.get_shape(), sizes)
+            mark_dims(alloc, t)
+            buf = self.insert(alloc, op)
             assert buf is not None
             self.allocs.append(buf)
             self.buffers[result] = buf

@@ -20,6 +20,7 @@ from xrelay.lowering.instrument_calls import SITES_ATTR
 from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
 from xrelay.lowering.limits import check_sizes, dynamic_sizes
 from xrelay.lowering.pipeline import lower
+from xrelay.lowering.plan_buffers import read_dynamic_plan
 from xrelay.signature import Argument, FunctionSignature, main_function
 
 
@@ -103,13 +104,17 @@ def _compile(
         signature.args + added, signature.results, signature.result_dtypes, signature.dim_ranges
     )
     checks = read_checks(work)
-    _check_arity(work, signature, extra=1 if checks else 0)
+    plan = read_dynamic_plan(work)
+    # the index-check result; the arena (pointer, size) and offset table of a dynamic plan
+    _check_arity(work, signature, extra=(1 if checks else 0) + (3 if plan else 0))
     start = time.perf_counter()
     native = llvm_module(work)
     times["llvm-ir"] = time.perf_counter() - start
     meta: dict = {"model_hash": entry, "options": {"kernels": kernels, "profile": profile}}
     if signature.is_dynamic:  # the sizes each run's binding is checked against
         meta["dynamic_sizes"] = dynamic_sizes(module)
+    if plan:  # buffers of run-time size, placed per run (plan-buffers)
+        meta["dynamic_plan"] = plan
     if checks:
         meta["checks"] = [list(c) for c in checks]
     sites = work.attributes.get(SITES_ATTR)

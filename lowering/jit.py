@@ -30,6 +30,7 @@ from xrelay.lowering.compile_worker import CompileError
 from xrelay.lowering.compile_worker import object_code as compile_object
 from xrelay.lowering.expose_checks import first_violation
 from xrelay.lowering.limits import SizeCheck
+from xrelay.lowering.plan_buffers import RuntimePlan
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
 _initialized = False
@@ -228,6 +229,8 @@ class Library:
         # into one extra buffer after the results
         self.checks = [tuple(c) for c in self.meta.get("checks", [])]
         self._size_check: Any = None  # dynamic builds: made on the first run
+        self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
+        self._arena: np.ndarray | None = None  # its bytes, grown to the largest plan
         start = time.perf_counter()
         if module is not None:
             try:
@@ -264,6 +267,7 @@ class Library:
             sum(1 + _dynamic(a.shape) for a in self.signature.args)
             + sum(1 + _dynamic(shape) for shape, _ in self.signature.results)
             + bool(self.checks)
+            + 3 * bool(self.meta.get("dynamic_plan"))
         )
         self._engine = engine
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
@@ -313,6 +317,8 @@ class Library:
             bounds = np.zeros(2 * len(self.checks), np.int64)
             pointers.append(bounds.ctypes.data)
         with self._lock:  # temporaries live in one static arena (plan-buffers)
+            if self.meta.get("dynamic_plan"):
+                pointers += self._dynamic_arena(binding)
             self._main(*pointers)
         if self.checks:
             error = first_violation(self.checks, bounds, binding)
@@ -321,6 +327,17 @@ class Library:
         return self.signature.outputs(outputs)
 
     __call__ = run
+
+    def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
+        """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
+        size) and the offsets of the buffers in it, planned for this binding."""
+        if self._plan is None:
+            self._plan = RuntimePlan(self.meta["dynamic_plan"])
+        offsets, total = self._plan.offsets(dict(binding))
+        if self._arena is None or self._arena.size < total + 64:
+            self._arena = np.empty(total + 64, np.uint8)
+        base = self._arena.ctypes.data
+        return [(base + 63) // 64 * 64, total, offsets.ctypes.data]
 
     def profile(self, reset: bool = False) -> list[dict[str, Any]]:
         """Per call of main (a library built with `profile=True`): the callee, the model

@@ -27,15 +27,30 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, i8
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i8,
+    i64,
+)
 from xdsl.dialects.builtin import UnitAttr as Uninitialized
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.lowering.bufferize import DIMS_ATTR
 from xrelay.lowering.to_llvm import byte_size
+from xrelay.signature import NAME_ATTR
 
 ALIGN = 64
 ARENA_PREFIX = "xr_arena_"
+DYNAMIC_PLAN_ATTR = "xrelay.dynamic_plan"  # module attribute: plan_dynamic's buffers
 
 
 def _top(op: Operation, block: Block) -> Operation:
@@ -140,6 +155,103 @@ def arena_definitions(module: ModuleOp) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def plan_dynamic(module: ModuleOp, fn: func.FuncOp) -> int:
+    """Place the top-level allocations of run-time size in an arena `fn` receives, at
+    offsets it reads from a table it receives: two trailing arguments (`memref<?xi8>`,
+    `memref<Nxi64>`). The module's DYNAMIC_PLAN_ATTR lists each buffer's size (the
+    expressions of its dimensions, its element size) and span, so the caller plans the
+    offsets per run with `RuntimePlan` (the same placement, on the sizes of that run).
+    Returns how many buffers it placed."""
+    block = fn.body.block
+    position = {op: i for i, op in enumerate(block.ops)}
+    allocs, entries, deallocs = [], [], []
+    for op in block.ops:
+        dims_attr = op.attributes.get(DIMS_ATTR) if isinstance(op, memref.AllocOp) else None
+        if dims_attr is None or not op.dynamic_sizes:
+            continue
+        span = _span(op, block, position)
+        if span is None:
+            continue
+        t = op.memref.type
+        exprs = iter(dims_attr.data)
+        factors = [next(exprs) if d == DYNAMIC_INDEX else str(d) for d in t.get_shape()]
+        entries.append([*factors, byte_size(t.element_type), span[0], span[1]])
+        allocs.append(op)
+        deallocs += span[2]
+    if not allocs:
+        return 0
+    arena = block.insert_arg(MemRefType(i8, [DYNAMIC_INDEX]), len(block.args))
+    table = block.insert_arg(MemRefType(i64, [len(allocs)]), len(block.args))
+    fn.function_type = FunctionType.from_lists([a.type for a in block.args], [])
+    if fn.arg_attrs is not None:
+        names = [DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in ("xr_arena", "xr_offsets")]
+        fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, *names])
+    for k, alloc in enumerate(allocs):
+        slot = arith.ConstantOp(IntegerAttr(k, IndexType()))
+        offset = memref.LoadOp.get(table, [slot])
+        shift = arith.IndexCastOp(offset, IndexType())
+        view = memref.ViewOp(arena, shift, list(alloc.dynamic_sizes), alloc.memref.type)
+        Rewriter.replace_op(alloc, [slot, offset, shift, view], [view.result])
+    for dealloc in deallocs:
+        Rewriter.erase_op(dealloc)
+    module.attributes[DYNAMIC_PLAN_ATTR] = ArrayAttr(
+        [
+            ArrayAttr([IntegerAttr(v, 64) if isinstance(v, int) else StringAttr(v) for v in e])
+            for e in entries
+        ]
+    )
+    return len(allocs)
+
+
+def read_dynamic_plan(module: ModuleOp) -> list[list[str | int]]:
+    """The entries plan_dynamic recorded ([] when there are none)."""
+    attr = module.attributes.get(DYNAMIC_PLAN_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    return [
+        [v.data if isinstance(v, StringAttr) else v.value.data for v in e.data] for e in attr.data
+    ]
+
+
+class RuntimePlan:
+    """The offsets of plan_dynamic's buffers for the sizes of one run: each buffer's bytes
+    from its dimensions' expressions (compiled once to a Python function of the symbols),
+    then `place` as for a static arena. The last few plans are kept per binding."""
+
+    def __init__(self, entries: list[list[str | int]]) -> None:
+        import sympy
+        from xrelay.dialects.dims import parse_dim
+
+        self.spans = [(int(e[-2]), int(e[-1])) for e in entries]
+        names: set[str] = set()
+        sizes = []
+        for e in entries:
+            expr = sympy.Integer(int(e[-3]))
+            for f in e[:-3]:
+                d = parse_dim(str(f))
+                expr = expr * d
+                if not isinstance(d, int):
+                    names |= {s.name for s in d.free_symbols}
+            sizes.append(expr)
+        self.names = sorted(names)
+        symbols = [sympy.Symbol(n, integer=True, positive=True) for n in self.names]
+        self._bytes = sympy.lambdify(symbols, sizes, modules=["math"])
+        self._plans: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+
+    def offsets(self, binding: dict[str, int]) -> tuple[np.ndarray, int]:
+        """(the offset of each buffer as int64, the arena's size in bytes)."""
+        key = tuple(int(binding[n]) for n in self.names)
+        plan = self._plans.get(key)
+        if plan is None:
+            sizes = [max(ALIGN, -(-int(b) // ALIGN) * ALIGN) for b in self._bytes(*key)]
+            offsets, total = place([(n, lo, hi) for n, (lo, hi) in zip(sizes, self.spans)])
+            plan = (np.array(offsets, np.int64), int(total))
+            if len(self._plans) >= 16:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
+        return plan
+
+
 @dataclass(frozen=True)
 class PlanBuffers(ModulePass):
     """Give each function's temporaries offsets in one static arena. No options."""
@@ -149,3 +261,5 @@ class PlanBuffers(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
             plan_function(op, fn)
+            if fn.sym_name.data == "main":  # buffers of run-time size, planned per run
+                plan_dynamic(op, fn)

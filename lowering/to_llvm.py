@@ -476,6 +476,8 @@ class FunctionLowering:
         """A buffer at a byte offset of an arena (plan-buffers)."""
         base, shift = self.v(op.source), self.v(op.byte_shift)
         self.values[op.result] = self.emit(llvm.GEPOp.from_mixed_indices(base, [shift], i8))
+        if dynamic_count(op.result.type):
+            self.set_sizes(op.result, [self.v(v) for v in op.sizes])
 
     def view(self, op: memref.ReinterpretCastOp) -> None:
         if any(op.static_offsets.iter_values()):

@@ -5,16 +5,23 @@
       else GOMP_parallel(@k.worker, [buf0, ..., bufN], xr_num_threads)
     void @k.worker(ptr ctx)                     thread t of T: @k_body(E*t/T, E*(t+1)/T, ...)
 
+With dynamic shapes a buffer is followed by its run-time sizes (as to-llvm passes it), and
+E can be one of them: the entry then splits only when E times the loop nest's static work
+reaches MIN_ITERATIONS.
+
 POOL_IR declares libgomp's entry points and `@xr_num_threads`, which every runtime entry
 reads and `Library` sets from XRELAY_NUM_THREADS once the code is loaded.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.parallel_loops import PARALLEL_ATTR, body_name
+from xrelay.lowering.parallel_loops import MIN_ITERATIONS, PARALLEL_ATTR, body_name
 
 POOL_IR = """
 declare void @GOMP_parallel(ptr, ptr, i32, i32)
@@ -36,48 +43,90 @@ def team(w: Writer) -> tuple[str, str]:
     return tid, nt
 
 
-def parallel_specs(module: ModuleOp) -> dict[str, tuple[str, int, int]]:
-    """The split kernels of a module (before to-llvm): symbol -> (body, extent, buffers)."""
+def parallel_specs(module: ModuleOp) -> dict[str, tuple[str, Any, list[Attribute]]]:
+    """The split kernels of a module (before to-llvm): symbol -> (body, extent, argument
+    types); the extent is an int, or (argument, axis, static work) for a run-time one."""
     specs = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and not op.body.blocks:
             extent = op.attributes.get(PARALLEL_ATTR)
+            name = op.sym_name.data
+            types = list(op.function_type.inputs)
             if isinstance(extent, IntegerAttr):
-                name = op.sym_name.data
-                buffers = len(op.function_type.inputs)
-                specs[name] = (body_name(name), extent.value.data, buffers)
+                specs[name] = (body_name(name), extent.value.data, types)
+            elif isinstance(extent, ArrayAttr):
+                specs[name] = (body_name(name), tuple(a.value.data for a in extent.data), types)
     return specs
 
 
-def entry(w: Writer, name: str, body: str, extent: int, buffers: int, threads: bool) -> None:
-    ptrs = [f"%a{i}" for i in range(buffers)]
-    w.lines.append(f"declare void @{body}(i64, i64{''.join(', ptr' for _ in ptrs)})")
+def parameters(types: list[Attribute]) -> tuple[list[tuple[str, str]], dict[tuple[int, int], str]]:
+    """The LLVM parameters of a kernel taking `types` as to-llvm passes them (a memref is a
+    pointer then its dynamic sizes, an index an i64), and the parameter holding each
+    (argument, axis) dynamic size."""
+    params: list[tuple[str, str]] = []
+    sizes: dict[tuple[int, int], str] = {}
+    for i, t in enumerate(types):
+        if isinstance(t, MemRefType):
+            params.append(("ptr", f"%a{len(params)}"))
+            for axis, d in enumerate(t.get_shape()):
+                if d == DYNAMIC_INDEX:
+                    sizes[(i, axis)] = f"%a{len(params)}"
+                    params.append(("i64", sizes[(i, axis)]))
+        else:
+            params.append(("i64", f"%a{len(params)}"))
+    return params, sizes
+
+
+def entry(
+    w: Writer, name: str, body: str, extent: Any, types: list[Attribute], threads: bool
+) -> None:
+    params, sizes = parameters(types)
+    w.lines.append(f"declare void @{body}(i64, i64{''.join(f', {t}' for t, _ in params)})")
 
     def call(lo: str, hi: str, args: list[str]) -> None:
-        w.do(f"call void @{body}(i64 {lo}, i64 {hi}{''.join(f', ptr {a}' for a in args)})")
+        typed = "".join(f", {t} {a}" for (t, _), a in zip(params, args))
+        w.do(f"call void @{body}(i64 {lo}, i64 {hi}{typed})")
 
+    def total(args: list[str]) -> str:
+        """The split loop's extent: a constant, or the size parameter it runs to."""
+        if isinstance(extent, int):
+            return str(extent)
+        arg, axis, _ = extent
+        return args[[n for _, n in params].index(sizes[(arg, axis)])]
+
+    names = [n for _, n in params]
     if threads:
         with w.function("void", f"@{name}.worker", [("ptr", "%ctx")]):
-            args = [w.op(f"load ptr, ptr {w.gep('%ctx', str(i), 'ptr')}") for i in range(buffers)]
+            args = []
+            for i, (t, _) in enumerate(params):
+                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(i), 'i64')}")
+                args.append(raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr"))
             tid, nt = team(w)
-            lo = w.op(f"sdiv i64 {w.mul(tid, str(extent))}, {nt}")
-            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), str(extent))}, {nt}")
+            n = total(args)
+            lo = w.op(f"sdiv i64 {w.mul(tid, n)}, {nt}")
+            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), n)}, {nt}")
             with w.if_(w.lt(lo, hi)):
                 call(lo, hi, args)
-    with w.function("void", f"@{name}", [("ptr", p) for p in ptrs], linkage="dso_local"):
+    with w.function("void", f"@{name}", params, linkage="dso_local"):
+        n = total(names)
         if not threads:
-            call("0", str(extent), ptrs)
+            call("0", n, names)
             return
         count = w.op("load i32, ptr @xr_num_threads")
-        pool, alone, join = w.if_else(w.op(f"icmp sgt i32 {count}, 1"), "pool")
+        many = w.op(f"icmp sgt i32 {count}, 1")
+        if not isinstance(extent, int):  # enough work at this size to wake the pool?
+            work = w.mul(n, str(max(extent[2], 1)))
+            many = w.op(f"and i1 {many}, {w.op(f'icmp sge i64 {work}, {MIN_ITERATIONS}')}")
+        pool, alone, join = w.if_else(many, "pool")
         w.block(pool)
-        ctx = w.alloca(f"[{max(buffers, 1)} x ptr]", "ctx")
-        for i, p in enumerate(ptrs):
-            w.do(f"store ptr {p}, ptr {w.gep(ctx, str(i), 'ptr')}")
+        ctx = w.alloca(f"[{max(len(params), 1)} x i64]", "ctx")
+        for i, (t, p) in enumerate(params):
+            value = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
+            w.do(f"store i64 {value}, ptr {w.gep(ctx, str(i), 'i64')}")
         w.do(f"call void @GOMP_parallel(ptr @{name}.worker, ptr {ctx}, i32 {count}, i32 0)")
         w.br(join)
         w.block(alone)
-        call("0", str(extent), ptrs)
+        call("0", n, names)
         w.br(join)
         w.block(join)
 
@@ -85,6 +134,6 @@ def entry(w: Writer, name: str, body: str, extent: int, buffers: int, threads: b
 def parallel_ir(module: ModuleOp, threads: bool) -> str:
     """The runtime entries of the module's split kernels ('' if there is none)."""
     w = Writer()
-    for name, (body, extent, buffers) in parallel_specs(module).items():
-        entry(w, name, body, extent, buffers, threads)
+    for name, (body, extent, types) in parallel_specs(module).items():
+        entry(w, name, body, extent, types, threads)
     return w.text() if w.lines else ""

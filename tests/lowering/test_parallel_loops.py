@@ -66,8 +66,8 @@ def test_small_kernels_stay_serial():
 def test_split_on_the_first_loop_longer_than_one(monkeypatch):
     monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
     mod = module([(1, 1, 6, 5)], 1, lambda x: [relay.ExpOp(x)])
-    body, extent, buffers = split_kernels(mod)["k0"]  # exp; k1 copies it to the result
-    assert (extent, buffers) == (6, 2)
+    body, extent, types = split_kernels(mod)["k0"]  # exp; k1 copies it to the result
+    assert (extent, len(types)) == (6, 2)
     work = mod.clone()
     lower(work, stop_after="parallel-loops")
     names = {op.sym_name.data for op in work.ops if isinstance(op, func.FuncOp)}
@@ -79,3 +79,26 @@ def test_a_short_outer_loop_gives_way_to_a_long_one(monkeypatch):
     monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
     mod = module([(1, 3, 40, 40)], 1, lambda x: [relay.ExpOp(x)])
     assert split_kernels(mod)["k0"][1] == 40
+
+
+def test_a_run_time_extent_splits_at_the_size_main_is_given(monkeypatch):
+    """Dynamic shapes: the split loop runs to an argument's run-time size; every thread
+    count gives the serial answer, at several sizes, from one build."""
+    monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
+    t = 'tensor<?x5xf32, #relay.dims<"n">>'
+    text = f"""
+    func.func @main(%x: {t}) -> {t} {{
+      %0 = relay.exp %x : ({t}) -> {t}
+      func.return %0 : {t}
+    }}
+    """
+    mod = xrelay.parse_module(text)
+    _, extent, types = split_kernels(mod)["k0"]
+    assert extent == (0, 0, 5)  # argument 0's axis 0, 5 static iterations per row
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+        lib = xrelay.build(mod, cache=False)
+        assert lib.native is not None
+        for n in (1, 2, 7):
+            x = np.random.default_rng(n).standard_normal((n, 5)).astype(np.float32)
+            np.testing.assert_allclose(lib.run(x=x)[0], np.exp(x), rtol=1e-6)
