@@ -18,6 +18,13 @@ The arena is a zero-initialised global that the runtime module defines
 (lowering/kernels/wrappers.py), allocated once when the code is loaded, so its pages are
 touched on the first run only. A compiled function therefore must not run twice at the same
 time; `Library.run` holds a lock. Allocations inside loops or branches are left alone.
+
+Buffers of run-time size (dynamic shapes) cannot have static offsets: `plan_dynamic` gives
+`@main` two more arguments, an arena and a table of offsets, makes each such buffer a view
+of the arena at the offset it loads from the table, and records every buffer's size (its
+dimensions' expressions, from bufferize's `xrelay.dims`) and span in the module
+(`xrelay.dynamic_plan`). `RuntimePlan` then runs `place` on the sizes of each run's binding
+(cached per binding) and `Library` passes the arena and the table.
 """
 
 from __future__ import annotations

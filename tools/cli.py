@@ -296,10 +296,13 @@ def cmd_compile(args: argparse.Namespace) -> None:
     module, params = load_model(path, args.shape)
     lib = build(module, params, target_cpu=args.target_cpu, cache=False)
     if isinstance(lib, DynamicLibrary):
-        raise Error(
-            f"{path.name} has dynamic dimensions or shape-deciding inputs; an artifact holds "
-            "one static build: pin the inputs with --shape NAME=DIMS"
-        )
+        if lib.native is None:
+            raise Error(
+                f"{path.name} has dynamic dimensions that compile per shape here "
+                f"({lib.refused}); an artifact holds one build: pin the inputs with "
+                "--shape NAME=DIMS"
+            )
+        lib = lib.native  # one build for every shape
     lib.meta["output_names"] = _output_names(path, len(lib.signature.results))
     lib.meta["source"] = path.name
     lib.save(out)

@@ -46,6 +46,37 @@ def test_compile_then_run_the_artifact_in_a_new_process(tmp_path):
     np.testing.assert_array_equal(out["probabilities"], want[0])
 
 
+def test_a_dynamic_batch_model_compiles_to_one_artifact_for_every_batch(tmp_path):
+    """The example CNN with its batch made dynamic: `xrelay compile` saves one build, and
+    `xrelay run` of it takes any batch (the same answers as the in-process build)."""
+    import onnx
+
+    model = onnx.load(str(EXAMPLE))
+    graph_inputs = {i.name for i in model.graph.initializer}
+    (value,) = [v for v in model.graph.input if v.name not in graph_inputs]
+    value.type.tensor_type.shape.dim[0].dim_param = "N"
+    for out in model.graph.output:
+        out.type.tensor_type.shape.dim[0].dim_param = "N"
+    path = tmp_path / "cnn_dyn.onnx"
+    onnx.save(model, str(path))
+    art = tmp_path / "cnn_dyn.xrl"
+    done = cli("compile", str(path), "-o", str(art))
+    assert done.returncode == 0, done.stderr
+    lib = xrelay.build(*xrelay.from_onnx(str(path)), cache=False)
+    assert lib.native is not None, lib.refused
+    chw = [d.dim_value for d in value.type.tensor_type.shape.dim[1:]]
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, *chw)).astype(np.float32)
+        np.save(tmp_path / "x.npy", x)
+        done = cli(
+            "run", str(art), "--input", f"{value.name}={tmp_path / 'x.npy'}",
+            "--output", str(tmp_path / "out.npz"),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        got = np.load(tmp_path / "out.npz")
+        np.testing.assert_array_equal(got[list(got)[0]], lib.run(**{value.name: x})[0])
+
+
 def test_second_run_hits_the_cache(tmp_path):
     cache = str(tmp_path / "cache")
     first = cli("run", str(EXAMPLE), cache=cache)
