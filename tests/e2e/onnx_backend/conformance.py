@@ -37,7 +37,6 @@ from pathlib import Path
 
 TABLE = Path(__file__).with_name("node_expected.tsv")
 OUTCOMES = ("pass", "unsupported", "error", "mismatch", "crash", "timeout")
-SUMMARY_LINES: list[str] = []  # filled by the pytest wrapper, printed in pytest's summary
 
 
 def as_array(value):
