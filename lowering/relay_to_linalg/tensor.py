@@ -85,6 +85,8 @@ def lower_strided_slice(e: Emitter, op: relay.StridedSliceOp) -> SSAValue:
 def lower_split(e: Emitter, op: relay.SplitOp) -> list[SSAValue]:
     rank = len(shape_of(op.data))
     axis = op.attrs.axis % rank
+    if not isinstance(shape_of(op.data)[axis], int):
+        raise DynamicUnsupported(f"a split along the dynamic axis {axis}")
     results = []
     begin = 0
     for res in op.results:
@@ -264,5 +266,6 @@ DYNAMIC = frozenset(
         lower_arange,
         lower_concatenate,
         lower_shape_of,
+        lower_split,
     }
 )

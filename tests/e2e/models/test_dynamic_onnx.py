@@ -178,8 +178,50 @@ def test_bert_hidden_256_four_layers_every_batch_and_sequence(tmp_path):
         assert_matches(lib.run(**feeds), ref.run(None, feeds), rtol=1e-3, atol=1e-4)
     assert lib.native is not None and lib.compiles == 1  # one build for every shape
 
-# --- single converters on dynamic dimensions --------------------------------------------
 
+def test_small_gpt2_compiles_once_for_every_batch_and_sequence(tmp_path):
+    """GPT-2 (2 layers, hidden 64, random weights) exported with dynamic batch and sequence:
+    one native build (its q/k/v split along the hidden axis takes run-time leading sizes),
+    matching onnxruntime at several shapes."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("onnxscript")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=128
+    )
+    gpt2 = transformers.GPT2Model(config).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gpt2 = gpt2
+
+        def forward(self, ids, mask):
+            out = self.gpt2(input_ids=ids, attention_mask=mask, use_cache=False)
+            return out.last_hidden_state
+
+    args = (torch.randint(0, 100, (2, 7)), torch.ones(2, 7, dtype=torch.int64))
+    batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq", max=128)
+    path = tmp_path / "gpt2.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Hidden(), args, str(path), dynamo=True, input_names=["ids", "mask"],
+            dynamic_shapes={"ids": {0: batch, 1: seq}, "mask": {0: batch, 1: seq}},
+        )  # fmt: skip
+    model = onnx.load(str(path))
+    feeds = []
+    for b, s in [(1, 1), (2, 9), (1, 33)]:
+        mask = np.ones((b, s), np.int64)
+        mask[-1, s // 2 + 1 :] = 0
+        feeds.append({"ids": rng.integers(0, 100, (b, s)), "mask": mask})
+    lib = run_shapes(model, feeds)
+    assert lib.native is not None and lib.compiles == 1, lib.refused
+
+
+# --- single converters on dynamic dimensions --------------------------------------------
 
 
 def model_of(nodes, inputs, inits=(), opset=17) -> onnx.ModelProto:
