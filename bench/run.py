@@ -17,6 +17,11 @@ onnxruntime median (and min) ms, their ratio, xrelay GFLOP/s and % of the machin
 (measured at the start on 2 threads: `xrelay.tools.timing.peak_gflops`), compile time and
 peak memory, then the geometric mean of the ratios.
 
+OpenVINO, when it is installed (`pip install openvino`: the CPU plugin, 2 inference threads,
+f32 precision hint, latency hint), runs the same model in the same alternation after the
+same agreement check: the `OV ms` column, and `best` = xrelay / the faster of onnxruntime
+and OpenVINO (the bar the speed issue sets). Without it those columns are empty.
+
 `--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
 with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
 the same inputs, and time it in the same alternation: the `dyn ms` and `dyn/static` columns.
@@ -79,6 +84,9 @@ def measure(
         assert off.mean() <= 0.01, f"{int(off.sum())} of {off.size} outputs differ"
 
     calls = {"xrelay": lambda: lib.run(**inputs), "onnxruntime": lambda: session.run(None, inputs)}
+    openvino = openvino_runner(model, inputs, want, name, cache)
+    if openvino is not None:
+        calls["openvino"] = openvino
     dynamic_compile_s = None
     if dynamic and name in DYNAMIC:
         from models import dynamic as dynamic_model
@@ -93,9 +101,12 @@ def measure(
         calls["dynamic"] = lambda: dyn.run(**inputs)
     times = alternate(calls, runs, seconds, settle)
     med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
-    extra = {}
+    extra: dict = {}
+    if "openvino" in med:
+        best = min(med["onnxruntime"], med["openvino"])
+        extra = {"openvino_ms": med["openvino"], "best_ratio": med["xrelay"] / best}
     if "dynamic" in med:
-        extra = {
+        extra |= {
             "dynamic_ms": med["dynamic"],
             "dynamic_ratio": med["dynamic"] / med["xrelay"],
             "dynamic_compile_s": dynamic_compile_s,
@@ -116,6 +127,32 @@ def measure(
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "runs": {k: len(v) for k, v in times.items()},
     }
+
+
+def openvino_runner(model, inputs: dict, want: list, name: str, cache: Path):
+    """A callable running `model` with OpenVINO's CPU plugin (2 threads, f32), checked
+    against onnxruntime's outputs first; None when OpenVINO is not installed."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return None
+    import numpy as np
+
+    path = cache / f"{name}.openvino.onnx"
+    path.write_bytes(model.SerializeToString())
+    config = {
+        "INFERENCE_NUM_THREADS": 2,
+        "INFERENCE_PRECISION_HINT": "f32",
+        "PERFORMANCE_HINT": "LATENCY",
+    }
+    compiled = ov.Core().compile_model(str(path), "CPU", config)
+    request = compiled.create_infer_request()
+    got = [np.asarray(v) for v in request.infer(inputs).values()]
+    for g, w in zip(got, want):
+        scale = max(float(np.nanmax(np.abs(w))), 1.0)
+        tol = 0.1 if name.endswith("_int8") else 1e-3
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol * scale)
+    return lambda: request.infer(inputs)
 
 
 def main() -> int:
@@ -141,6 +178,9 @@ def main() -> int:
     print(f"measured peak: {peak:.0f} GFLOP/s on 2 threads ({peak_gflops(1):.0f} on one)")
     rows = []
     header = f"{'model':<16}{'xrelay ms':>11}{'ORT ms':>10}{'ratio':>9}{'GFLOP/s':>9}{'% peak':>8}{'compile s':>11}{'peak MB':>9}"
+    args.openvino_columns = _has_openvino()
+    if args.openvino_columns:
+        header += f"{'OV ms':>9}{'best':>7}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
     print(header)
@@ -182,6 +222,10 @@ def main() -> int:
             f"{name:<16}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
             f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}"
         )
+        if "openvino_ms" in r:
+            line += f"{r['openvino_ms']:>9.1f}{r['best_ratio']:>7.1f}"
+        elif args.openvino_columns:
+            line += f"{'-':>9}{'-':>7}"
         if "dynamic_ms" in r:
             once = "once" if r.get("dynamic_once") else "per-shape"
             line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}  {once}"
@@ -190,9 +234,22 @@ def main() -> int:
     if ratios:
         geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"geometric-mean ratio xrelay/onnxruntime over {len(ratios)} models: {geomean:.1f}")
+    best = [r["best_ratio"] for r in rows if "best_ratio" in r]
+    if best:
+        geomean = math.exp(sum(math.log(x) for x in best) / len(best))
+        print(
+            f"geometric-mean ratio xrelay/faster of onnxruntime and OpenVINO over {len(best)} "
+            f"models: {geomean:.1f}"
+        )
     if args.json:
         args.json.write_text(json.dumps({"models": rows}, indent=2))
     return 0 if len(ratios) == len(rows) else 1
+
+
+def _has_openvino() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("openvino") is not None
 
 
 if __name__ == "__main__":
