@@ -26,6 +26,7 @@ _PASS_CLASSES: dict[str, str] = {
     "qnn-remove-clip-after-requantize": (
         "xrelay.transforms.qnn_canonicalize:QnnRemoveClipAfterRequantize"
     ),
+    "qnn-dense-bias-as-add": "xrelay.transforms.qnn_canonicalize:QnnDenseBiasAsAdd",
     "qdq-to-qnn": "xrelay.transforms.qdq_to_qnn:QdqToQnn",
     # the lowering stages (lowering/pipeline.py:STAGES, in order) and the whole pipeline
     "link-external": "xrelay.lowering.external:LinkExternal",

@@ -15,6 +15,13 @@ a clip to a sub-range (a fused relu) stays, on the narrow type.
     %r = qnn.requantize ... {out_dtype = i32}
     %c = relay.clip %r {a_min = 0.0, a_max = 255.0}      ->   %y = qnn.requantize ... {out_dtype = ui8}
     %y = relay.cast %c {dtype = ui8}
+
+`qnn-dense-bias-as-add`: the bias of a `qnn.dense` as `relay.add`, the form dense layers
+take elsewhere (TFLite's FULLY_CONNECTED, float `dense_bias` composites), where PyTorch's
+quantized linear imports a `relay.nn.bias_add` on the last axis (the same sum).
+
+    %d = qnn.dense ...
+    %y = relay.nn.bias_add %d, %b {axis = -1}            ->   %y = relay.add %d, %b
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from xdsl.dialects.builtin import ModuleOp, i32
 from xdsl.passes import ModulePass
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.constants import constant_value
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import QUANTIZED_TYPES, check_params, dtype_range
 from xrelay.ir import location_str
@@ -81,6 +89,20 @@ class RemoveClipAfterRequantize(PatternCallback):
         return self.emit(relay.ClipOp(new, a_min=float(a_min), a_max=float(a_max)))
 
 
+class DenseBiasAsAdd(PatternCallback):
+    def __init__(self) -> None:
+        dense = is_op("qnn.dense")(*[wildcard() for _ in range(6)])
+        self.pattern = is_op("nn.bias_add")(dense, wildcard())
+
+    def callback(self, pre, post, node_map):
+        op = pre.owner
+        acc, bias = op.operands
+        rank = len(shape_of(acc.type))
+        if len(shape_of(bias.type)) != 1 or op.attrs.axis % rank != rank - 1:
+            return None
+        return self.emit(relay.AddOp(acc, bias))
+
+
 @dataclass(frozen=True)
 class QnnFoldQuantizeConstants(ModulePass):
     """Quantize constants at compile time. No options."""
@@ -99,3 +121,13 @@ class QnnRemoveClipAfterRequantize(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite([RemoveClipAfterRequantize()], op)
+
+
+@dataclass(frozen=True)
+class QnnDenseBiasAsAdd(ModulePass):
+    """bias_add on a qnn.dense's last axis -> add. No options."""
+
+    name = "qnn-dense-bias-as-add"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite([DenseBiasAsAdd()], op)

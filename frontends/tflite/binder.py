@@ -122,6 +122,18 @@ class Operator:
             )
         return array
 
+    def any_dynamic(self) -> bool:
+        """An input has a dynamic dimension, or holds expressions of one (SHAPE's result)."""
+        for i in range(self.n_inputs):
+            if not self.has_input(i):
+                continue
+            v = self.value(i)
+            if v.array is not None and v.array.dtype == object:
+                return True
+            if any(not isinstance(d, int) for d in self.shape(i)):
+                return True
+        return False
+
     def is_nchw(self, i: int) -> bool:
         """Input `i` is held channels-first only (a transpose would be needed for `input`)."""
         v = self.value(i)
@@ -132,6 +144,11 @@ class Operator:
         v = self.value(i)
         if v.ssa is None and v.nchw is not None:
             v.ssa = self.emit(relay.TransposeOp(v.nchw, axes=TO_NHWC))
+        if v.ssa is None and v.array.dtype == object:
+            raise self.unsupported(
+                f"input {i} ('{self.tensor(i).name}'): a shape of the dynamic batch used as "
+                "data; pin the batch with shape="
+            )
         if v.ssa is None:
             v.ssa = self.importer.materialize(v.array, self.tensor(i).name, self.location)
         return v.ssa

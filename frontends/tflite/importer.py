@@ -4,8 +4,9 @@ params.
 Imports: the `tflite` package (through frontends/tflite/model.py), numpy, the relay and
 qnn dialects. Assumes: subgraph 0 is the model; tensors' stored shapes may be stale, so
 shapes come from the converted ops (the inputs' stored shapes, or `shape=`, seed them). A
-dynamic dimension (`shape_signature` -1, the batch of Keras models) takes its stored size
-(1) unless `shape=` gives another.
+dynamic batch (`shape_signature` -1 on axis 0, as Keras models have) stays dynamic as the
+symbol `batch` unless `shape=` pins the input; other dynamic dimensions take their stored
+size.
 Produces: `@main(data inputs in model order..., parameters in first-use order...)`, each
 argument named after its tensor, each op located by a NameLoc of its operator's first
 output tensor. Constant tensors become parameters (weights converted to relay's layouts at
@@ -26,6 +27,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, LocationAttr, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
+from xrelay.dialects.dims import symbol
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import emit_constant
@@ -38,6 +40,7 @@ from xrelay.signature import arg_attrs, res_attrs
 ShapeArg = Mapping[str, tuple[int, ...] | list[int]] | None
 
 SHAPE_LIKE_MAX_ELEMENTS = 1024
+BATCH = "batch"  # the symbol of a dynamic batch (shape_signature -1 on axis 0)
 
 
 def load_bytes(model: bytes | bytearray | str | Path) -> tuple[bytes, str]:
@@ -103,6 +106,8 @@ class GraphImporter:
         if t.dtype is None:
             raise Error(f"input '{t.name}' has type {t.type_name}, which is not supported")
         dims = tuple(self.shape.get(t.name, t.shape))
+        if t.name not in self.shape and t.signature and t.signature[0] == -1:
+            dims = (symbol(BATCH), *dims[1:])  # Keras' dynamic batch stays dynamic
         if len(dims) != len(t.shape):
             raise Error(
                 f"shape= gives input '{t.name}' rank {len(dims)} {list(dims)}, but the model "
@@ -117,6 +122,13 @@ class GraphImporter:
                 raise b.error(f"input tensor '{self.model.tensors[t].name}' is not defined")
         try:
             out = CONVERTERS[record.code](b)
+        except TypeError as e:  # int() of an expression: a converter needs a static size
+            if not b.any_dynamic():
+                raise
+            raise b.error(
+                f"needs a static size where the {BATCH} is dynamic ({e}); pin the input's "
+                "shape with shape="
+            ) from None
         except Error as e:
             if str(e).startswith("TFLite operator"):
                 raise

@@ -9,7 +9,7 @@ import math
 import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dims import shape_of
+from xrelay.dialects.dims import fmt_dims, normalize, prod, shape_of, simplify_ratio
 from xrelay.frontends.common import matmul_nd
 from xrelay.frontends.tflite import quantized
 from xrelay.frontends.tflite.binder import NCHW, Operator
@@ -95,7 +95,8 @@ def depthwise_conv_2d(b: Operator) -> NCHW:
 @tflite_op("TRANSPOSE_CONV")
 def transpose_conv(b: Operator) -> NCHW:
     """Inputs: output shape, weights (OHWI), data, optional bias."""
-    target = [int(d) for d in b.const(0)]
+    # [batch, h, w, c]: the batch may be an expression (a dynamic batch's SHAPE -> PACK)
+    target = [d if i == 0 else int(d) for i, d in enumerate(b.const(0))]
     w = b.const(1)
     in_hw = b.shape(2)[1:3]
     kernel, strides = list(w.shape[1:3]), [b.option("StrideH", 1), b.option("StrideW", 1)]
@@ -128,13 +129,13 @@ def flat_rows(b: Operator, k: int) -> tuple[SSAValue, tuple[int, ...]]:
     shape = b.shape(0)
     if b.option("KeepNumDims", False):
         return b.input(0), tuple(shape[:-1])
-    total = int(np.prod(shape))
-    if total % k:
-        raise b.error(f"input {list(shape)} does not flatten into rows of {k}")
+    rows = normalize(simplify_ratio(prod(shape), k))
+    if not (isinstance(rows, int) or rows.is_integer):
+        raise b.error(f"input {fmt_dims(shape)} does not flatten into rows of {k}")
     x = b.input(0)
     if len(shape) != 2 or shape[-1] != k:
-        x = b.emit(relay.ReshapeOp(x, newshape=(total // k, k)))
-    return x, (total // k,)
+        x = b.emit(relay.ReshapeOp(x, newshape=(rows, k)))
+    return x, (rows,)
 
 
 @tflite_op("FULLY_CONNECTED")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.ir import SSAValue
-from xrelay.dialects import relay
+from xrelay.dialects import dims, relay
+from xrelay.dialects.dims import Dim, normalize
 from xrelay.frontends.common import stack
 from xrelay.frontends.tflite import quantized
 from xrelay.frontends.tflite.binder import NCHW, Operator
@@ -18,25 +19,27 @@ from xrelay.frontends.tflite.registry import tflite_op
 NHWC_TO_NCHW_AXIS = {0: 0, 1: 2, 2: 3, 3: 1}
 
 
-def reshape_target(b: Operator, shape: tuple[int, ...]) -> list[int]:
+def reshape_target(b: Operator, shape: tuple[Dim, ...]) -> list[Dim]:
     """RESHAPE's new shape (the shape input, else the new_shape option), -1 resolved from
-    the input's converted shape (not the shape stored in the file)."""
+    the input's converted shape (not the shape stored in the file). Entries may be
+    expressions of the dynamic batch (SHAPE of a dynamic tensor computes them)."""
     if b.has_input(1) and b.is_const(1):
-        target = [int(d) for d in np.asarray(b.const(1)).reshape(-1)]
+        target = [normalize(d) for d in np.asarray(b.const(1)).reshape(-1)]
     elif b.has_input(1):
         raise b.unsupported("a shape computed at run time")
     else:
         target = [int(d) for d in b.option("NewShapeAsNumpy", [])]
-    total = int(np.prod(shape))
+    total = dims.prod(shape)
     if target.count(-1) > 1:
-        raise b.error(f"new shape {target} has more than one -1")
+        raise b.error(f"new shape {dims.fmt_dims(target)} has more than one -1")
     if -1 in target:
-        known = int(np.prod([d for d in target if d != -1]))
-        if known == 0 or total % known:
-            raise b.error(f"cannot reshape {list(shape)} to {target}")
-        target[target.index(-1)] = total // known
-    if int(np.prod(target)) != total:
-        raise b.error(f"cannot reshape {list(shape)} to {target}")
+        known = dims.prod(d for d in target if not (isinstance(d, int) and d == -1))
+        rest = normalize(dims.simplify_ratio(total, known)) if known != 0 else None
+        if rest is None or not (isinstance(rest, int) or rest.is_integer):
+            raise b.error(f"cannot reshape {dims.fmt_dims(shape)} to {dims.fmt_dims(target)}")
+        target[target.index(-1)] = rest
+    if not dims.equal(dims.prod(target), total):
+        raise b.error(f"cannot reshape {dims.fmt_dims(shape)} to {dims.fmt_dims(target)}")
     return target
 
 
@@ -119,7 +122,11 @@ def slice_arguments(b: Operator, shape: tuple[int, ...]) -> tuple[list[slice], l
     return slices, dropped
 
 
-def emit_slices(b: Operator, x: SSAValue, shape: tuple[int, ...], slices: list[slice]) -> SSAValue:
+def emit_slices(b: Operator, x: SSAValue, shape: tuple[Dim, ...], slices: list[slice]) -> SSAValue:
+    """relay.strided_slice of `slices`; a dynamic axis (the batch) may only be taken whole,
+    and is then left out of the slice's axes."""
+    if not all(isinstance(d, int) for d in shape):
+        return emit_static_axes(b, x, shape, slices)
     begins, ends, steps = [], [], []
     for size, s in zip(shape, slices):
         start, stop, step = s.indices(size)
@@ -129,6 +136,25 @@ def emit_slices(b: Operator, x: SSAValue, shape: tuple[int, ...], slices: list[s
         ends.append(stop)
         steps.append(step)
     return b.emit(relay.StridedSliceOp(x, begin=begins, end=ends, strides=steps))
+
+
+def emit_static_axes(
+    b: Operator, x: SSAValue, shape: tuple[Dim, ...], slices: list[slice]
+) -> SSAValue:
+    axes, begins, ends, steps = [], [], [], []
+    for axis, (size, s) in enumerate(zip(shape, slices)):
+        if not isinstance(size, int):
+            if s.start not in (None, 0) or s.stop is not None or s.step not in (None, 1):
+                raise b.unsupported(f"a slice of the dynamic axis {axis}")
+            continue
+        start, stop, step = s.indices(size)
+        if stop < 0:
+            stop = -(size + 1)
+        axes.append(axis)
+        begins.append(start)
+        ends.append(stop)
+        steps.append(step)
+    return b.emit(relay.StridedSliceOp(x, begin=begins, end=ends, strides=steps, axes=axes))
 
 
 @tflite_op("STRIDED_SLICE")
@@ -196,7 +222,13 @@ def expand_dims(b: Operator) -> SSAValue | np.ndarray:
 
 @tflite_op("SHAPE")
 def shape_(b: Operator) -> np.ndarray:
-    return np.asarray(b.shape(0), dtype=np.dtype(b.out_tensor().dtype or np.int32))
+    """The shape, known at import; with a dynamic batch an object array of expressions,
+    which the shape arithmetic after it (slices, PACK, GATHER, products) carries to a
+    RESHAPE target."""
+    shape = b.shape(0)
+    if all(isinstance(d, int) for d in shape):
+        return np.asarray(shape, dtype=np.dtype(b.out_tensor().dtype or np.int32))
+    return np.array(shape, dtype=object)
 
 
 @tflite_op("PACK")
@@ -253,7 +285,8 @@ def reduce(b: Operator) -> SSAValue | NCHW | np.ndarray:
     axes = sorted({int(a) % rank for a in np.asarray(b.const(1)).reshape(-1)})
     keep = bool(b.option("KeepDims", False))
     if b.is_const(0):
-        return fold(b.const(0), axis=tuple(axes), keepdims=keep).astype(b.const(0).dtype)
+        folded = np.asarray(fold(b.const(0), axis=tuple(axes), keepdims=keep))
+        return folded.astype(b.const(0).dtype)
     nchw_axes = None
     if b.is_nchw(0) and (keep or axes == [1, 2]):  # over H and W: [N, C] either way
         nchw_axes = sorted(NHWC_TO_NCHW_AXIS[a] for a in axes)

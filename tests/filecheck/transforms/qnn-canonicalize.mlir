@@ -1,5 +1,6 @@
 // RUN: xrelay-opt %s -p qnn-fold-quantize-constants,qnn-remove-clip-after-requantize --split-input-file | filecheck %s
 // RUN: xrelay-opt %s -p qnn-fold-quantize-constants --split-input-file | filecheck %s --check-prefix=FOLD
+// RUN: xrelay-opt %s -p qnn-dense-bias-as-add --split-input-file | filecheck %s --check-prefix=BIAS
 
 // The seed: one quantized 1x1 conv as PyTorch's frontend imports it (float weight and bias
 // quantized by qnn.quantize, requantize to i32, clip, cast) and as TFLite's does (int8
@@ -93,4 +94,36 @@ func.func @no_fuse_shared(%a: tensor<4xi32>, %s: tensor<f32>, %z: tensor<i32>) -
 func.func @no_fold_runtime(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<4xi8> {
   %q = qnn.quantize %x, %s, %z {out_dtype = i8} : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi8>
   func.return %q : tensor<4xi8>
+}
+
+// -----
+
+// A qnn.dense's bias_add on the last axis (PyTorch's quantized linear) is the add that
+// TFLite's FULLY_CONNECTED and the float dense_bias composites use.
+// BIAS-LABEL: func.func @dense_bias_as_add
+// BIAS:         %[[D:.+]] = qnn.dense %x, %w
+// BIAS-NEXT:    %[[Y:.+]] = relay.add %[[D]], %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// BIAS-NEXT:    func.return %[[Y]]
+func.func @dense_bias_as_add(%x: tensor<2x4xi8>, %w: tensor<3x4xi8>, %b: tensor<3xi32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<2x3xi32> {
+  %d = qnn.dense %x, %w, %z, %z, %s, %s : (tensor<2x4xi8>, tensor<3x4xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<2x3xi32>
+  %y = relay.nn.bias_add %d, %b {axis = -1 : i64} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  func.return %y : tensor<2x3xi32>
+}
+
+// no_fuse: a bias along the rows (axis 0) is not the dense layer's bias.
+// BIAS-LABEL: func.func @no_fuse_dense_row_bias
+// BIAS:         relay.nn.bias_add %{{.+}}, %b {axis = 0 : i64}
+func.func @no_fuse_dense_row_bias(%x: tensor<2x4xi8>, %w: tensor<3x4xi8>, %b: tensor<2xi32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<2x3xi32> {
+  %d = qnn.dense %x, %w, %z, %z, %s, %s : (tensor<2x4xi8>, tensor<3x4xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<2x3xi32>
+  %y = relay.nn.bias_add %d, %b {axis = 0 : i64} : (tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x3xi32>
+  func.return %y : tensor<2x3xi32>
+}
+
+// no_fuse: a convolution's bias_add (channels, axis 1) stays.
+// BIAS-LABEL: func.func @no_fuse_conv_bias
+// BIAS:         relay.nn.bias_add
+func.func @no_fuse_conv_bias(%x: tensor<1x1x4x4xi8>, %w: tensor<2x1x1x1xi8>, %b: tensor<2xi32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<1x2x4x4xi32> {
+  %c = qnn.conv2d %x, %w, %z, %z, %s, %s : (tensor<1x1x4x4xi8>, tensor<2x1x1x1xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x2x4x4xi32>
+  %y = relay.nn.bias_add %c, %b : (tensor<1x2x4x4xi32>, tensor<2xi32>) -> tensor<1x2x4x4xi32>
+  func.return %y : tensor<1x2x4x4xi32>
 }

@@ -59,7 +59,7 @@ def test_dim_params_become_symbols_and_one_build_runs_all_shapes():
         (got,) = lib.run(x=x)
         (want,) = session.run(None, {"x": x})
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    assert lib.compiles == 3
+    assert lib.native is not None and lib.compiles == 1  # one build for every shape
 
 
 def test_unnamed_dynamic_dimension_is_named_after_the_input():
@@ -98,7 +98,10 @@ def test_unsupported_shape_arithmetic_names_the_node():
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "xrelay.tools.cli", *args], capture_output=True, text=True
+        [sys.executable, "-m", "xrelay.tools.cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
     )
 
 

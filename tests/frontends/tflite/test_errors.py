@@ -76,7 +76,8 @@ def test_cli_run_and_inspect(cnn, tmp_path):
     shown = cli("inspect", str(path))
     assert shown.returncode == 0, shown.stderr
     assert (
-        "serving_default_keras_tensor" in shown.stdout and "float32[1, 16, 16, 3]" in shown.stdout
+        "serving_default_keras_tensor" in shown.stdout
+        and "float32[batch, 16, 16, 3]" in shown.stdout  # Keras' dynamic batch
     )
     assert "relay.nn.conv2d" in shown.stdout
     ran = cli("run", str(path))

@@ -15,6 +15,7 @@ pytest.importorskip("ai_edge_litert")
 pytest.importorskip("tflite")
 
 import xrelay
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 from .models import MODELS, convert, random_inputs, randomize, run_litert
 
@@ -88,14 +89,37 @@ def test_uint8_io_is_bit_exact():
         np.testing.assert_array_equal(g, w)
 
 
+def test_dynamic_batch_stays_symbolic():
+    """Without `shape=`, a Keras model's dynamic batch imports as the symbol `batch`: built
+    once, the small CNN (SHAPE -> PACK feeds its transposed convolution and its Flatten's
+    RESHAPE) runs every batch as LiteRT does with the input resized."""
+    fb = flatbuffer("cnn", "float")
+    mod, params = xrelay.from_tflite(fb)
+    assert '#relay.dims<"batch">' in str(mod.body.block.ops.first.function_type)
+    lib = xrelay.build(mod, params)
+    for batch in (1, 3, 5):
+        interp = Interpreter(
+            model_content=fb, experimental_op_resolver_type=OpResolverType.BUILTIN_REF
+        )
+        (detail,) = interp.get_input_details()
+        shape = (batch, *detail["shape"][1:])
+        interp.resize_tensor_input(detail["index"], shape)
+        interp.allocate_tensors()
+        x = np.random.default_rng(batch).standard_normal(shape).astype(np.float32)
+        interp.set_tensor(detail["index"], x)
+        interp.invoke()
+        want = [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
+        got = lib.run(x)
+        assert [g.shape[0] for g in got] == [batch, batch]
+        assert_close(got, want, RTOL["float"])
+
+
 def test_dynamic_batch_pinned_with_shape():
     """A Keras model's batch is dynamic (shape_signature -1); `shape=` pins it, and the
     shape arithmetic the converter emitted for it (SHAPE, GATHER, REDUCE_PROD, PACK)
     folds, so a Dense layer on a 3-d input reshapes to [3 * 8, 16], not the [1, 1] the
     file stores."""
     fb = flatbuffer("transformer", "float")
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
     interp = Interpreter(model_content=fb, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     (detail,) = interp.get_input_details()
     interp.resize_tensor_input(detail["index"], (3, 8, 16))
