@@ -20,7 +20,7 @@ sympy is imported on first use, so static models never load it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -231,3 +231,25 @@ def equal(a: Dim, b: Dim) -> bool:
 def simplify_ratio(a: Dim, b: Dim) -> Dim:
     """a / b, simplified (a whole number when b divides a)."""
     return _sympy().simplify(_sympy().sympify(a) / b)
+
+
+def products(rows: Sequence[Sequence[Dim | str]]) -> Callable[[Mapping[str, int]], list[int]]:
+    """For rows of factors (ints, expressions or their text), a function of a binding that
+    returns each row's product: compiled once (sympy's lambdify over plain Python ints), so
+    code that runs per call (a dynamic build's result shapes, its buffer sizes) does not
+    substitute into expressions every time."""
+    sp = _sympy()
+    exprs = []
+    for row in rows:
+        expr = sp.Integer(1)
+        for f in row:
+            expr = expr * (parse_dim(f) if isinstance(f, str) else f)
+        exprs.append(expr)
+    names = sorted({s.name for e in exprs for s in e.free_symbols})
+    fn = sp.lambdify([symbol(n) for n in names], exprs, modules="math")
+
+    def evaluate_rows(binding: Mapping[str, int]) -> list[int]:
+        return [int(v) for v in fn(*(int(binding[n]) for n in names))]
+
+    evaluate_rows.names = names  # type: ignore[attr-defined]
+    return evaluate_rows

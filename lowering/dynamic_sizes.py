@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects import arith, func, memref, tensor
-from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import dims
@@ -136,7 +136,3 @@ class SymbolSizes:
         for a in args[1:]:
             acc = self._insert(cls(acc, self.value(dims.normalize(a))))
         return acc
-
-
-def tensor_sizes(sizes: SymbolSizes, t: TensorType) -> list[SSAValue]:
-    return sizes.sizes(dims.shape_of(t))

@@ -23,7 +23,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xrelay.dialects.dims import evaluate
+from xrelay.dialects.dims import products
 from xrelay.errors import Error
 from xrelay.lowering import compile_worker
 from xrelay.lowering.compile_worker import CompileError
@@ -229,6 +229,7 @@ class Library:
         # into one extra buffer after the results
         self.checks = [tuple(c) for c in self.meta.get("checks", [])]
         self._size_check: Any = None  # dynamic builds: made on the first run
+        self._result_dims: Any = None  # dynamic builds: the results' sizes from a binding
         self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
         self._arena: np.ndarray | None = None  # its bytes, grown to the largest plan
         start = time.perf_counter()
@@ -293,9 +294,10 @@ class Library:
             if self._size_check is None:
                 self._size_check = SizeCheck(self.meta.get("dynamic_sizes", []))
             self._size_check.check(binding)
-            shapes = [
-                tuple(evaluate(d, binding) for d in shape) for shape, _ in self.signature.results
-            ]
+            if self._result_dims is None:  # every result dimension, compiled once
+                self._result_dims = products([[d] for s, _ in self.signature.results for d in s])
+            dims = iter(self._result_dims(binding))
+            shapes = [tuple(next(dims) for _ in shape) for shape, _ in self.signature.results]
         else:
             binding = {}
             shapes = [shape for shape, _ in self.signature.results]

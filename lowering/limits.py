@@ -6,7 +6,7 @@ inside LLVM (section memory) or a failed allocation at run time."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xrelay.dialects.dims import is_dynamic
+from xrelay.dialects.dims import is_dynamic, products
 from xrelay.dialects.limits import bytes_over_limit, over_limit
 from xrelay.errors import Error
 from xrelay.ir import location_str
@@ -36,7 +36,7 @@ def dynamic_sizes(module: ModuleOp) -> list[list[str | int]]:
     """The byte sizes of the module's values with dynamic dimensions, as expressions of
     its symbols (one entry per distinct size: its factors, then the element size), for
     `SizeCheck` to evaluate per run."""
-    from xrelay.dialects.dims import dim_str, is_dynamic, shape_of
+    from xrelay.dialects.dims import dim_str, shape_of
     from xrelay.dialects.dtypes import numpy_dtype
 
     seen: dict[tuple, None] = {}
@@ -58,45 +58,15 @@ class SizeCheck:
     binding is an Error and not a failed allocation inside the model."""
 
     def __init__(self, table: list[list[str | int]]) -> None:
-        import sympy
-        from xrelay.dialects.dims import parse_dim
-
-        self.table = table
-        sizes = []
-        names: set[str] = set()
-        for entry in table:
-            *factors, itemsize = entry
-            expr = sympy.Integer(int(itemsize))
-            for f in factors:
-                d = parse_dim(str(f))
-                expr = expr * d
-                if not isinstance(d, int):
-                    names |= {s.name for s in d.free_symbols}
-            sizes.append(expr)
-        self.names = sorted(names)
-        symbols = [sympy.Symbol(n, integer=True, positive=True) for n in self.names]
-        self._bytes = sympy.lambdify(
-            symbols, sizes, modules=[{"floor": _floor, "ceiling": _ceil}, "math"]
-        )
+        self.table = table  # per value: its dimensions, then its element size
+        self._bytes = products(table)
 
     def check(self, binding: dict[str, int]) -> None:
         if not self.table:
             return
-        values = self._bytes(*(int(binding[n]) for n in self.names))
+        values = self._bytes(binding)
         k = max(range(len(values)), key=lambda i: values[i])
-        why = bytes_over_limit(int(values[k]))
+        why = bytes_over_limit(values[k])
         if why is not None:
             shape = "x".join(str(f) for f in self.table[k][:-1])
             raise Error(f"with {dict(binding)}, a value of shape [{shape}] is {why}")
-
-
-def _floor(x):
-    import math
-
-    return math.floor(x)
-
-
-def _ceil(x):
-    import math
-
-    return math.ceil(x)

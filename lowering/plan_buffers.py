@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import UnitAttr as Uninitialized
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects.dims import products
 from xrelay.lowering.bufferize import DIMS_ATTR
 from xrelay.lowering.to_llvm import byte_size
 from xrelay.signature import NAME_ATTR
@@ -226,23 +227,10 @@ class RuntimePlan:
     then `place` as for a static arena. The last few plans are kept per binding."""
 
     def __init__(self, entries: list[list[str | int]]) -> None:
-        import sympy
-        from xrelay.dialects.dims import parse_dim
-
+        # per buffer: its dimensions, its element size, then its span
         self.spans = [(int(e[-2]), int(e[-1])) for e in entries]
-        names: set[str] = set()
-        sizes = []
-        for e in entries:
-            expr = sympy.Integer(int(e[-3]))
-            for f in e[:-3]:
-                d = parse_dim(str(f))
-                expr = expr * d
-                if not isinstance(d, int):
-                    names |= {s.name for s in d.free_symbols}
-            sizes.append(expr)
-        self.names = sorted(names)
-        symbols = [sympy.Symbol(n, integer=True, positive=True) for n in self.names]
-        self._bytes = sympy.lambdify(symbols, sizes, modules=["math"])
+        self._bytes = products([e[:-2] for e in entries])
+        self.names: list[str] = self._bytes.names  # type: ignore[attr-defined]
         self._plans: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
 
     def offsets(self, binding: dict[str, int]) -> tuple[np.ndarray, int]:
@@ -250,7 +238,7 @@ class RuntimePlan:
         key = tuple(int(binding[n]) for n in self.names)
         plan = self._plans.get(key)
         if plan is None:
-            sizes = [max(ALIGN, -(-int(b) // ALIGN) * ALIGN) for b in self._bytes(*key)]
+            sizes = [max(ALIGN, -(-b // ALIGN) * ALIGN) for b in self._bytes(binding)]
             offsets, total = place([(n, lo, hi) for n, (lo, hi) in zip(sizes, self.spans)])
             plan = (np.array(offsets, np.int64), int(total))
             if len(self._plans) >= 16:

@@ -333,17 +333,13 @@ class Emitter:
         t = dimexpr.make_tensor(elem, shape)
         if not dimexpr.is_dynamic(t):
             return self.insert(tensor.EmptyOp([], t))
-        if self.sizes is None:
-            raise DynamicUnsupported("a dynamic dimension outside @main")
-        return self.insert(tensor.EmptyOp(self.sizes.sizes(dimexpr.shape_of(t)), t))
+        return self.insert(tensor.EmptyOp(self.sizes_or_fail().sizes(dimexpr.shape_of(t)), t))
 
     def size_value(self, d: Dim) -> int | SSAValue:
         """A dimension for a body: an int, or the index value of a dynamic one."""
         if isinstance(d, int):
             return d
-        if self.sizes is None:
-            raise DynamicUnsupported("a dynamic dimension outside @main")
-        return self.sizes.value(d)
+        return self.sizes_or_fail().value(d)
 
     def full(self, shape: Sequence[Dim], elem: Attribute, value: float | bool) -> SSAValue:
         """linalg.fill of a fresh tensor with a scalar."""
@@ -362,6 +358,7 @@ class Emitter:
         return self.insert(DynamicReshapeOp(value, sizes, target))
 
     def sizes_or_fail(self) -> SymbolSizes:
+        """The function's run-time sizes (DynamicUnsupported outside a dynamic @main)."""
         if self.sizes is None:
             raise DynamicUnsupported("a dynamic dimension outside @main")
         return self.sizes
