@@ -21,6 +21,7 @@ from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_wid
 from xrelay.lowering.limits import check_sizes, dynamic_sizes
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.plan_buffers import read_dynamic_plan
+from xrelay.lowering.vm import VMLibrary, uses_vm
 from xrelay.signature import Argument, FunctionSignature, main_function
 
 
@@ -32,7 +33,7 @@ def build(
     target_cpu: str | None = None,
     cache: bool = True,
     profile: bool = False,
-) -> Library | DynamicLibrary:
+) -> Library | DynamicLibrary | VMLibrary:
     """Compile `module` (relay IR with `@main`); the module itself is left unchanged.
     Parameters, and constants of 1024 elements or more, are passed to native code as
     buffers at every run, never embedded. Partitioned functions of a target with a codegen
@@ -40,7 +41,9 @@ def build(
     keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`).
     A module whose inputs have dynamic dimensions, or with `relay.deferred` nodes (a graph
     input that decides a shape), gives a `DynamicLibrary`, which runs any shapes and values
-    its signature allows (lowering/dynamic.py).
+    its signature allows (lowering/dynamic.py). A module with run-time control flow
+    (`relay.if`, `relay.loop`) or data-dependent sizes (`relay.nonzero`...) gives a
+    `VMLibrary`: compiled segments run by a VM (lowering/vm.py).
 
     `target_cpu`: "host" (the default: every feature of this CPU) or a portable x86-64
     level ("x86-64-v3") for an artifact (`lib.save`) to run on other machines. `cache`:
@@ -53,6 +56,9 @@ def build(
     missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
+    if uses_vm(module):  # run-time control flow or data-dependent sizes
+        options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache, "profile": profile}
+        return VMLibrary(module, ctx.params, options)
     if has_deferred(module) or signature.is_dynamic:
         options = {"kernels": kernels, "target_cpu": target_cpu, "cache": cache, "profile": profile}
         lib = DynamicLibrary(module, signature, ctx.params, options)

@@ -10,6 +10,10 @@ from xdsl.ir import Dialect
 from xrelay.dialects.dims import DimsAttr
 
 from .base import Attrs, RelayOp
+from .control import *
+from .control import CONTROL_OPS
+from .data_dependent import *
+from .data_dependent import DATA_DEPENDENT_OPS
 from .deferred import DeferredOp
 from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
@@ -31,6 +35,10 @@ ALL_OPS: list[type[RelayOp]] = [
     *REDUCE_OPS,
 ]
 
-Relay = Dialect("relay", [*ALL_OPS, DeferredOp], [DimsAttr])
+# ops the VM runs (lowering/vm.py): control flow with regions, and ops whose result sizes
+# the data decides; they never reach relay-to-linalg
+VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS]
 
-__all__ = ["ALL_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]
+Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr])
+
+__all__ = ["ALL_OPS", "CONTROL_OPS", "DATA_DEPENDENT_OPS", "VM_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]

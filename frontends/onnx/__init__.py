@@ -16,6 +16,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     col2im,
     composite,
     control_flow,
+    data_dependent,
     deform_conv,
     einsum,
     elementwise,

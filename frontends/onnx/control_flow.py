@@ -1,9 +1,13 @@
-"""ONNX If, Loop and Scan, resolved at import time by static unrolling.
+"""ONNX If, Loop and Scan: unrolled at import where everything that decides them is known
+then, else run-time control flow (`relay.if`, `relay.loop`: dialects/relay/control.py) that
+the VM runs (lowering/vm.py).
 
-- If: the condition must be known at import; the chosen branch is converted in place.
-- Loop: the trip count and every condition the body computes must be known at import; the
-  body is converted once per iteration, loop-carried values passed along, scan outputs
-  stacked on a new axis 0.
+- If: a condition known at import converts the chosen branch in place; a run-time one
+  gives `relay.if` with both branches as regions.
+- Loop: with the trip count, the initial condition and every condition the body computes
+  known at import (and at most MAX_STEPS iterations), the body is converted once per
+  iteration, loop-carried values passed along, scan outputs stacked on a new axis 0; else
+  `relay.loop`, its body converted once.
 - Scan (opset 9 on): the body is converted once per step along the scan axes of the scan
   inputs (forward or reverse), states carried along, scan outputs stacked on their axes.
 
@@ -15,18 +19,16 @@ refused rather than unrolled.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, i1, i64
+from xdsl.ir import Block, SSAValue
 from xrelay.dialects import relay
+from xrelay.dialects.dims import dim_str, make_tensor, shape_of, symbol, symbols_of
 from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
+from xrelay.frontends.onnx.deferred import drop_partial
 from xrelay.frontends.onnx.registry import onnx_op
 
 MAX_STEPS = 1024
-
-
-def _known_bool(b: Node, value: Value, what: str) -> bool:
-    if value.array is None:
-        raise b.unsupported(f"{what} computed at run time (the loop is unrolled at import)")
-    return bool(np.asarray(value.array).reshape(-1)[0])
 
 
 def _stack(b: Node, values: list[Value], axis: int) -> Value:
@@ -38,44 +40,171 @@ def _stack(b: Node, values: list[Value], axis: int) -> Value:
 
 @onnx_op("If", structured=True, since=1)
 def if_(b: Node) -> list[Value]:
-    cond = np.asarray(b.const(0)).reshape(-1)
-    if cond.dtype == object:
-        raise b.unsupported(f"If on a dynamic dimension ({cond.tolist()})")
+    known = b.value(0).array
+    if known is None or np.asarray(known).dtype == object:  # decided at run time
+        return _runtime_if(b)
+    cond = np.asarray(known).reshape(-1)
     if cond.size != 1:
         raise b.error(f"the condition has {cond.size} elements, expected 1")
     branch = b.attr("then_branch") if bool(cond[0]) else b.attr("else_branch")
     return b.importer.convert_graph(branch, {})
 
 
+def _runtime_if(b: Node) -> list[Value]:
+    """`relay.if` on a condition computed at run time: each branch converted into its
+    region; a result dimension the branches disagree on becomes a fresh symbol."""
+    cond = _scalar(b, b.input(0), i1, "the condition")
+    blocks, outs = [], []
+    for attr in ("then_branch", "else_branch"):
+        block = Block()
+        outs.append(b.importer.convert_region(b.attr(attr), block, {}))
+        blocks.append(block)
+    if len(outs[0]) != len(outs[1]):
+        raise b.error(f"the branches give {len(outs[0])} and {len(outs[1])} outputs")
+    types = [_join(b, x.type, y.type, f"output {i}") for i, (x, y) in enumerate(zip(*outs))]
+    for block, values in zip(blocks, outs):
+        block.add_op(relay.YieldOp(*values))
+    op = relay.IfOp(cond, types, blocks[0], blocks[1])
+    b.emit(op)
+    return [Value(ssa=r) for r in op.outputs]
+
+
 @onnx_op("Loop", structured=True, since=1)
 def loop(b: Node) -> list[Value]:
     body = b.attr("body")
-    trip = int(np.asarray(b.const(0)).reshape(())) if b.has_input(0) else None
-    cond = bool(np.asarray(b.const(1)).reshape(())) if b.has_input(1) else True
     carried = [b.value(i) for i in range(2, b.n_inputs)]
     names = [v.name for v in body.input]
     if len(names) != 2 + len(carried):
         raise b.error(f"the body takes {len(names)} inputs, expected {2 + len(carried)}")
+    static = all(
+        not b.has_input(i) or (b.value(i).array is not None and np.asarray(b.value(i).array).dtype != object)
+        for i in (0, 1)
+    )
+    if static:
+        mark = b.importer.block.last_op
+        try:
+            return _unrolled_loop(b, body, carried, names)
+        except _RunTime:  # a condition the body computes at run time
+            drop_partial(b.importer, mark)
+    return _runtime_loop(b, body, carried, names)
+
+
+class _RunTime(Exception):
+    pass
+
+
+def _unrolled_loop(b: Node, body, carried: list[Value], names: list[str]) -> list[Value]:
+    trip = int(np.asarray(b.const(0)).reshape(())) if b.has_input(0) else None
+    cond = bool(np.asarray(b.const(1)).reshape(())) if b.has_input(1) else True
     n_scan = len(body.output) - 1 - len(carried)
     scans: list[list[Value]] = [[] for _ in range(n_scan)]
     step = 0
     while cond and (trip is None or step < trip):
         if step >= MAX_STEPS:
-            raise b.unsupported(f"Loop of more than {MAX_STEPS} iterations")
+            raise _RunTime  # long loops run in the VM
         bindings = {
             names[0]: Value(array=np.array(step, np.int64)),
             names[1]: Value(array=np.array(cond)),
             **dict(zip(names[2:], carried)),
         }
         outs = b.importer.convert_graph(body, bindings)
-        cond = _known_bool(b, outs[0], "the Loop condition")
+        if outs[0].array is None:
+            raise _RunTime
+        cond = bool(np.asarray(outs[0].array).reshape(-1)[0])
         carried = outs[1 : 1 + len(carried)]
         for scan, value in zip(scans, outs[1 + len(carried) :]):
             scan.append(value)
         step += 1
     if n_scan and step == 0:
-        raise b.unsupported("a Loop with scan outputs that runs no iteration")
+        raise _RunTime  # the scan outputs' shapes come from the body's types
     return [*carried, *(_stack(b, scan, 0) for scan in scans)]
+
+
+def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list[Value]:
+    """`relay.loop`: the trip count and the conditions are run-time values. A carried
+    value whose shape the body changes gets fresh symbols for the dimensions that change
+    (the body is converted again with them)."""
+    importer = b.importer
+    if b.has_input(0):
+        max_trip = _scalar(b, b.input(0), i64, "the trip count")
+    else:
+        max_trip = b.constant(np.array(np.iinfo(np.int64).max, np.int64))
+    cond = _scalar(b, b.input(1), i1, "the condition") if b.has_input(1) else b.constant(np.array(True))
+    initial = [b.ssa(v) for v in carried]
+    arg_types = [v.type for v in initial]
+    for _attempt in range(4):
+        before = set(importer._fresh)
+        block = Block(arg_types=[TensorType(i64, []), TensorType(i1, []), *arg_types])
+        bindings = {n: Value(ssa=a) for n, a in zip(names, block.args)}
+        outs = importer.convert_region(body, block, bindings)
+        if len(outs) < 1 + len(initial):
+            raise b.error(f"the body gives {len(outs)} outputs, expected at least {1 + len(initial)}")
+        widened = [
+            _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True)
+            for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
+        ]
+        if widened == arg_types:
+            break
+        arg_types = widened
+        _erase(block)
+    else:
+        raise b.error("the loop-carried shapes do not settle")
+    local = (importer._fresh - before) | {s for t in arg_types for s in symbols_of(t)}
+    saved = importer.block
+    importer.block = block
+    try:
+        outs[0] = _scalar(b, outs[0], i1, "the body's condition")
+    finally:
+        importer.block = saved
+    block.add_op(relay.YieldOp(*outs))
+    scan_types = [
+        _fresh_dims(b, [symbol(importer.fresh_symbol(f"{b.name}_steps")), *shape_of(o.type)], o.type, local)
+        for o in outs[1 + len(initial) :]
+    ]
+    result_types = [_fresh_dims(b, shape_of(t), t, local) for t in arg_types]
+    op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)
+    b.emit(op)
+    return [Value(ssa=r) for r in op.outputs]
+
+
+def _scalar(b: Node, value: SSAValue, elem, what: str) -> SSAValue:
+    """`value` as a 0-d tensor of `elem` (ONNX gives conditions and counts as [] or [1])."""
+    t = value.type
+    if t.element_type != elem:
+        raise b.error(f"{what} is {t}, expected {elem} elements")
+    if t.get_shape() == ():
+        return value
+    if t.get_shape() != (1,):
+        raise b.error(f"{what} has shape {list(t.get_shape())}, expected one element")
+    return b.emit(relay.ReshapeOp(value, newshape=[]))
+
+
+def _join(b: Node, x, y, what: str, keep_symbols: bool = False):
+    """The type of a value that is `x` on one path and `y` on another: dimensions that
+    differ become fresh symbols."""
+    if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
+        raise b.unsupported(f"{what} changes its element type or rank ({x} and {y})")
+    dims = []
+    for i, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
+        same = p == q and (keep_symbols or dim_str(p) != "?")
+        dims.append(p if same else symbol(b.importer.fresh_symbol(f"{b.name}_{what.split()[-1]}_{i}")))
+    return make_tensor(x.element_type, dims)
+
+
+def _fresh_dims(b: Node, dims, t, local: set[str]):
+    """`dims` with every dimension that reads a symbol of the loop body made a fresh symbol."""
+    out = []
+    for i, d in enumerate(dims):
+        if not isinstance(d, int) and {s.name for s in d.free_symbols} & local:
+            d = symbol(b.importer.fresh_symbol(f"{b.name}_out_{i}"))
+        out.append(d)
+    return make_tensor(t.element_type, out)
+
+
+def _erase(block: Block) -> None:
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
 
 
 @onnx_op("Scan", structured=True, since=9)

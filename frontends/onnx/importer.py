@@ -16,6 +16,8 @@ the IR. Other initializers become parameters; a converter may still read their v
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -415,6 +417,41 @@ class GraphImporter:
             return [self.env[o.name] for o in graph.output]
         finally:
             self.env = saved
+
+    def convert_region(
+        self, graph: onnx.GraphProto, block: Block, bindings: Mapping[str, Value]
+    ) -> list[SSAValue]:
+        """Convert a subgraph into `block` (a branch or loop body of a region op), its inputs
+        bound to `bindings`; it reads the outer graph's values directly, and its outputs are
+        returned as SSA values of `block` (known values materialized in it). Values known at
+        import that the outer graph materializes later are not tied to `block`."""
+        saved_block, saved_env = self.block, self.env
+        self.block = block
+        self.env = {k: dataclasses.replace(v) for k, v in saved_env.items()}
+        try:
+            self.env.update(bindings)
+            for init in graph.initializer:
+                self.env[init.name] = Value(array=tensor_array(init, "initializer"))
+            for index, node in enumerate(graph.node):
+                self.convert_node(node, index)
+            results = []
+            for out in graph.output:
+                if out.name not in self.env:
+                    raise Error(f"subgraph '{graph.name}' output '{out.name}' is not produced")
+                value = self.env[out.name]
+                if value.items is not None:
+                    raise UnsupportedOpsError(
+                        f"subgraph '{graph.name}' output '{out.name}' is a sequence, which "
+                        "run-time control flow does not carry yet"
+                    )
+                if value.ssa is None and is_symbolic(value.array):
+                    value.ssa = dims_tensor(_Appender(block, _name_loc(out.name)), value.array)
+                if value.ssa is None:
+                    value.ssa = self.materialize(value.array, _name_loc(out.name))
+                results.append(value.ssa)
+            return results
+        finally:
+            self.block, self.env = saved_block, saved_env
 
     def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
         initializers = {t.name: tensor_array(t, "initializer") for t in self.graph.initializer}

@@ -302,10 +302,9 @@ def _broadcast_shapes(a: tuple, b: tuple) -> tuple:
 
 @onnx_op("Compress", since=9)
 def compress(b: Node) -> SSAValue:
-    """The slices along `axis` (of the flattened input without one) where the condition,
-    known at import, is true; a shorter condition leaves the rest out."""
-    cond = np.asarray(b.const(1)).astype(bool).reshape(-1)
-    b.static_shape(0, "Compress")
+    """The slices along `axis` (of the flattened input without one) where the condition is
+    true; a shorter condition leaves the rest out. A condition computed at run time gives a
+    result of data-dependent size (frontends/onnx/data_dependent.py)."""
     x = b.input(0)
     if b.has_attr("axis"):
         axis = int(b.attr("axis"))
@@ -314,8 +313,13 @@ def compress(b: Node) -> SSAValue:
         axis %= b.rank(0)
         size = b.shape(0)[axis]
     else:
-        axis, size = 0, math.prod(b.shape(0))
+        axis, size = 0, prod(b.shape(0))
         x = b.emit(relay.ReshapeOp(x, newshape=(size,)))
+    if not b.is_const(1) or is_symbolic(b.const(1)):
+        from xrelay.frontends.onnx.data_dependent import compress_at_run_time
+
+        return compress_at_run_time(b, x, axis)
+    cond = np.asarray(b.const(1)).astype(bool).reshape(-1)
     if cond.size > size:
         raise b.error(f"the condition has {cond.size} entries, the axis {size}")
     indices = np.nonzero(cond)[0].astype(np.int64)

@@ -1,0 +1,107 @@
+"""The ops the VM computes on the host (lowering/vm.py): those whose result sizes the data
+decides. Each takes the op and its operand arrays and returns the result arrays; the sizes
+they produce bind the op's `size` symbol in the segments that follow.
+
+Written for the VM, apart from the reference executor's versions (reference/control.py),
+which check these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xrelay.dialects import relay
+from xrelay.dialects.limits import bytes_over_limit
+from xrelay.errors import Error
+from xrelay.ir import location_str
+
+HostOp = Callable[[Any, list[np.ndarray]], list[np.ndarray]]
+
+
+def _fits(op: Any, count: int, row_bytes: int) -> None:
+    why = bytes_over_limit(count * row_bytes)
+    if why is not None:
+        raise Error(f"{location_str(op)}: '{op.name}' would return {count} rows: {why}")
+
+
+def nonzero(op: relay.NonZeroOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    (x,) = operands
+    mask = x.reshape(x.shape or (1,)) != 0
+    count = int(np.count_nonzero(mask))
+    _fits(op, count, 8 * max(x.ndim, 1))
+    found = np.argwhere(mask).T.astype(np.int64)  # row-major order
+    return [found if x.ndim else found[:0]]
+
+
+def unique(op: relay.UniqueOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    (x,) = operands
+    axis = op.attrs["axis"]
+    if axis is None:
+        keys, along = x.reshape(-1), 0
+    else:
+        along = axis % x.ndim
+        keys = x
+    values, first, inverse, counts = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True, axis=None if axis is None else along
+    )
+    inverse = inverse.reshape(-1)
+    if not op.attrs["sorted"]:  # the order of first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = np.take(values, order, axis=along)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    i64 = np.int64
+    return [values, first.astype(i64), inverse.astype(i64), counts.astype(i64)]
+
+
+def _corners(boxes: np.ndarray, center: bool) -> np.ndarray:
+    """[n, 4] boxes as (ymin, xmin, ymax, xmax)."""
+    if center:  # (x_center, y_center, width, height)
+        x, y, w, h = boxes.T
+        return np.stack([y - h / 2, x - w / 2, y + h / 2, x + w / 2], axis=1)
+    y1, x1, y2, x2 = boxes.T
+    return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], 1)
+
+
+def non_max_suppression(op: relay.NonMaxSuppressionOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    boxes, scores, max_out, iou_t, score_t = operands
+    limit = int(max_out)
+    iou_t, score_t = float(iou_t), float(score_t)
+    center = bool(op.attrs["center_point_box"])
+    rows: list[tuple[int, int, int]] = []
+    for b in range(boxes.shape[0]):
+        corners = _corners(boxes[b].astype(np.float64), center)
+        area = (corners[:, 2] - corners[:, 0]) * (corners[:, 3] - corners[:, 1])
+        for c in range(scores.shape[1]):
+            s = scores[b, c]
+            candidates = np.flatnonzero(s > score_t)
+            order = candidates[np.argsort(-s[candidates], kind="stable")]
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= limit:
+                    break
+                if kept:
+                    k = np.asarray(kept)
+                    top = np.maximum(corners[k, 0], corners[i, 0])
+                    left = np.maximum(corners[k, 1], corners[i, 1])
+                    bottom = np.minimum(corners[k, 2], corners[i, 2])
+                    right = np.minimum(corners[k, 3], corners[i, 3])
+                    inter = np.clip(bottom - top, 0, None) * np.clip(right - left, 0, None)
+                    union = area[k] + area[i] - inter
+                    with np.errstate(all="ignore"):
+                        iou = np.where(union > 0, inter / union, 0.0)
+                    if np.any(iou > iou_t):
+                        continue
+                kept.append(int(i))
+            rows += [(b, c, i) for i in kept]
+    return [np.asarray(rows, np.int64).reshape(-1, 3)]
+
+
+HOST_OPS: dict[type, HostOp] = {
+    relay.NonZeroOp: nonzero,
+    relay.UniqueOp: unique,
+    relay.NonMaxSuppressionOp: non_max_suppression,
+}
