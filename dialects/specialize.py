@@ -173,6 +173,11 @@ def _expand_deferred(op: DeferredOp, binding: dict[str, int], value_of: _Values)
     op.erase()
 
 
+def specialize_op(op: Operation, binding: Mapping[str, int]) -> None:
+    """One op's types (results, block arguments) and `dims` property under `binding`."""
+    _specialize_op(op, binding, function_type=False)
+
+
 def _specialize_op(op: Operation, binding: Mapping[str, int], function_type: bool = True) -> None:
     for region in op.regions:
         for block in region.blocks:

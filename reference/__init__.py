@@ -11,6 +11,6 @@ tests and the engine of constant folding.
 from xrelay.reference.executor import DebugExecutor, create_executor, evaluate_function, evaluate_op
 from xrelay.reference.registry import IMPLS, impl
 
-from . import elementwise, nn, qnn, reduce, tensor  # noqa: F401  (registers the implementations)
+from . import control, elementwise, nn, qnn, reduce, tensor  # noqa: F401  (registers the implementations)
 
 __all__ = ["IMPLS", "DebugExecutor", "create_executor", "evaluate_function", "evaluate_op", "impl"]

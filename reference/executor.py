@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.dialects.limits import over_limit
@@ -15,6 +15,7 @@ from xrelay.dialects.relay.base import fmt_type
 from xrelay.dialects.specialize import deferred_inputs, has_deferred, specialize_types
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str, verify_module
+from xrelay.reference.control import evaluate_dynamic, has_vm_ops
 from xrelay.reference.registry import IMPLS
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs, main_function
 
@@ -36,7 +37,10 @@ def evaluate_op(op: Operation, operands: Sequence[np.ndarray]) -> list[np.ndarra
         t = res.type
         assert isinstance(t, TensorType)
         array = np.asarray(value).astype(numpy_dtype(t.element_type), copy=False)
-        if array.shape != t.get_shape():
+        expected = t.get_shape()
+        if DYNAMIC_INDEX in expected and len(expected) == array.ndim:  # a size the data decides
+            expected = tuple(a if e == DYNAMIC_INDEX else e for e, a in zip(expected, array.shape))
+        if array.shape != expected:
             raise Error(
                 f"{location_str(op)}: reference '{op.name}' gave shape {array.shape}, "
                 f"the IR says {t.get_shape()}"
@@ -83,6 +87,9 @@ class DebugExecutor:
     def run(self, *args: np.ndarray, **inputs: Any) -> list[np.ndarray]:
         arrays = check_inputs(self.signature, args, inputs, self.params)
         function = self.function
+        if has_vm_ops(function):  # control flow, data-dependent sizes: symbols learned as it runs
+            bind_dims(self.signature, arrays)
+            return self.signature.outputs(evaluate_dynamic(function, arrays))
         if self.signature.is_dynamic or has_deferred(self.module):
             # the module with the symbols' values (checked first) and deferred nodes converted
             work = self.module.clone()

@@ -132,6 +132,8 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
     cond = _scalar(b, b.input(1), i1, "the condition") if b.has_input(1) else b.constant(np.array(True))
     initial = [b.ssa(v) for v in carried]
     arg_types = [v.type for v in initial]
+    outer_symbols = {s for t in arg_types for s in symbols_of(t)}
+    carried_symbols: set[str] = set()  # made for the body's arguments: each stands for any size
     for _attempt in range(4):
         before = set(importer._fresh)
         block = Block(arg_types=[TensorType(i64, []), TensorType(i1, []), *arg_types])
@@ -140,9 +142,10 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         if len(outs) < 1 + len(initial):
             raise b.error(f"the body gives {len(outs)} outputs, expected at least {1 + len(initial)}")
         widened = [
-            _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True)
+            _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True, free=carried_symbols)
             for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
         ]
+        carried_symbols |= {s for t in widened for s in symbols_of(t)} - outer_symbols
         if widened == arg_types:
             break
         arg_types = widened
@@ -179,14 +182,16 @@ def _scalar(b: Node, value: SSAValue, elem, what: str) -> SSAValue:
     return b.emit(relay.ReshapeOp(value, newshape=[]))
 
 
-def _join(b: Node, x, y, what: str, keep_symbols: bool = False):
+def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] = frozenset()):
     """The type of a value that is `x` on one path and `y` on another: dimensions that
-    differ become fresh symbols."""
+    differ become fresh symbols (a dimension of `x` that is one of the symbols `free`
+    already stands for any size)."""
     if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
         raise b.unsupported(f"{what} changes its element type or rank ({x} and {y})")
     dims = []
     for i, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
         same = p == q and (keep_symbols or dim_str(p) != "?")
+        same = same or (not isinstance(p, int) and p.is_Symbol and p.name in free)
         dims.append(p if same else symbol(b.importer.fresh_symbol(f"{b.name}_{what.split()[-1]}_{i}")))
     return make_tensor(x.element_type, dims)
 
