@@ -100,7 +100,15 @@ def non_max_suppression(op: relay.NonMaxSuppressionOp, operands: list[np.ndarray
     return [np.asarray(rows, np.int64).reshape(-1, 3)]
 
 
+def slice_indices(op: relay.SliceIndicesOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    data, start, end = operands
+    size = data.shape[op.attrs["axis"] % data.ndim]
+    bounds = slice(int(start), int(end), op.attrs["step"]).indices(size)
+    return [np.arange(*bounds, dtype=np.int64)]
+
+
 HOST_OPS: dict[type, HostOp] = {
+    relay.SliceIndicesOp: slice_indices,
     relay.NonZeroOp: nonzero,
     relay.UniqueOp: unique,
     relay.NonMaxSuppressionOp: non_max_suppression,

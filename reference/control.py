@@ -190,3 +190,20 @@ def _non_max_suppression(op, boxes, scores, max_output, iou_threshold, score_thr
                     kept.append(i)
             rows += [(b, c, i) for i in kept]
     return np.array(rows, np.int64).reshape(len(rows), 3)
+
+
+@impl(relay.SliceIndicesOp)
+def _slice_indices(op, data, start, end):
+    """ONNX Slice's rule, written out: negative bounds count from the end, then clamp."""
+    size, step = data.shape[op.attrs["axis"] % data.ndim], op.attrs["step"]
+    first, last = int(start), int(end)
+    first, last = (first + size if first < 0 else first), (last + size if last < 0 else last)
+    if step > 0:
+        first, last = min(max(first, 0), size), min(max(last, 0), size)
+    else:
+        first, last = min(max(first, -1), size - 1), min(max(last, -1), size - 1)
+    out, i = [], first
+    while (i < last) if step > 0 else (i > last):
+        out.append(i)
+        i += step
+    return np.array(out, np.int64)

@@ -60,3 +60,19 @@ def test_qnn_op_is_covered(op):
     assert op.name in QNN_INVALID, f"{op.name} has no invalid case in {QNN_TESTS}"
     assert op in IMPLS, f"{op.name} has no reference implementation"
     assert op in LEGALIZE, f"{op.name} has no legalization to relay"
+
+
+@pytest.mark.parametrize("op", relay.VM_OPS, ids=lambda op: op.name)
+def test_vm_op_is_covered(op):
+    """Control flow and data-dependent ops never reach relay-to-linalg: the VM runs them
+    (lowering/vm.py), a data-dependent one with a host implementation, and the reference
+    executor has its own."""
+    from xrelay.lowering.host_ops import HOST_OPS
+
+    assert op.name in ROUND_TRIP, f"{op.name} has no round-trip case in {DIALECT_TESTS}"
+    if op is not relay.YieldOp:  # a terminator: its errors are its parent's
+        assert op.name in INVALID, f"{op.name} has no invalid case in {DIALECT_TESTS}"
+    if op in relay.DATA_DEPENDENT_OPS:
+        assert op in IMPLS, f"{op.name} has no reference implementation"
+        assert op in HOST_OPS, f"{op.name} has no host implementation in the VM"
+    assert op not in LOWERINGS

@@ -1,4 +1,5 @@
-"""Relay ops whose result sizes depend on the data: nonzero, unique, non_max_suppression.
+"""Relay ops whose result sizes depend on the data: nonzero, unique, non_max_suppression,
+slice_indices.
 
 The size the data decides is a symbol the op names in its `size` property; the result
 types carry it, so ops downstream infer their shapes from it as from any dynamic
@@ -131,4 +132,35 @@ class NonMaxSuppressionOp(RelayOp):
         return [tensor((_size(name, attrs), 3), i64)]
 
 
-DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp]
+@irdl_op_definition
+class SliceIndicesOp(RelayOp):
+    """The indices `data[start:end:step]` takes along `axis`, for bounds computed at run time
+    (0-d i64 tensors): negative bounds count from the end, then both are clamped to the
+    axis as Python and ONNX Slice clamp them. A `relay.take` of them is the slice.
+
+    %i = relay.slice_indices %x, %start, %end {axis = 0 : i64, step = 1 : i64, size = "n"}
+        : (tensor<5x3xf32>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #relay.dims<"n">>
+    """
+
+    name = "relay.slice_indices"
+    data = operand_def(TensorType)
+    start = operand_def(TensorType)
+    end = operand_def(TensorType)
+    result = result_def(TensorType)
+    size = prop_def(StringAttr)
+    axis = int_prop(0)
+    step = int_prop(1)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, start, end = expect_count(name, types, 3)
+        norm_axis(name, attrs["axis"], data.get_num_dims())
+        for t, what in ((start, "start"), (end, "end")):
+            if t.get_shape() != () or t.element_type != i64:
+                raise ShapeError(f"'{name}' {what} must be tensor<i64>, got {fmt_type(t)}")
+        if attrs["step"] == 0:
+            raise ShapeError(f"'{name}' step must not be 0")
+        return [tensor((_size(name, attrs),), i64)]
+
+
+DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp, SliceIndicesOp]

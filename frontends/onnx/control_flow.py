@@ -160,9 +160,9 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
     finally:
         importer.block = saved
     block.add_op(relay.YieldOp(*outs))
+    steps = symbol(importer.fresh_symbol(f"{b.name}_steps"))  # one count for every scan output
     scan_types = [
-        _fresh_dims(b, [symbol(importer.fresh_symbol(f"{b.name}_steps")), *shape_of(o.type)], o.type, local)
-        for o in outs[1 + len(initial) :]
+        _fresh_dims(b, [steps, *shape_of(o.type)], o.type, local) for o in outs[1 + len(initial) :]
     ]
     result_types = [_fresh_dims(b, shape_of(t), t, local) for t in arg_types]
     op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)

@@ -63,7 +63,7 @@ def _computable(importer: GraphImporter, ssa: SSAValue, budget: int = 64) -> boo
     while stack:
         value = stack.pop()
         if isinstance(value, BlockArgument):
-            if value.block is not importer.block or not _small_type(value.type):
+            if value.block is not importer.main_block or not _small_type(value.type):
                 return False
             continue
         op = value.owner
@@ -77,6 +77,12 @@ def _computable(importer: GraphImporter, ssa: SSAValue, budget: int = 64) -> boo
         if not isinstance(op, relay.ShapeOfOp):  # a shape needs its operand's type only
             stack.extend(op.operands)
     return True
+
+
+def deferrable(importer: GraphImporter, value: Value) -> bool:
+    """Whether a run's inputs give `value` before any native code runs (so a node reading
+    it may be deferred)."""
+    return _is_small(value) and _computable(importer, value.ssa)
 
 
 def _small_type(t: object) -> bool:

@@ -190,6 +190,7 @@ class GraphImporter:
         self.const_inputs = {k: np.asarray(v) for k, v in (const_inputs or {}).items()}
         self.env: dict[str, Value] = {}
         self.block = Block()
+        self.main_block = self.block  # @main's; `block` is a region's while one converts
         self.input_dtypes: dict[str, np.dtype] = {}  # data inputs of narrow types
         self.dim_ranges: dict[str, tuple[int, int]] = {}  # symbols' [min, max], if bounded
         self._value_types: dict[str, onnx.TypeProto] | None = None  # shape inference's

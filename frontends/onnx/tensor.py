@@ -9,6 +9,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import Dim, dim_str, equal, normalize, prod, shape_of
+from xrelay.dialects.dtypes import element_type
 from xrelay.dialects.limits import bytes_over_limit
 from xrelay.frontends.common import arange, checked_indices, dim_scalar
 from xrelay.frontends.onnx.binder import Node
@@ -193,6 +194,8 @@ def slice_(b: Node) -> SSAValue:
         axes = list(b.attr("axes", range(len(starts))))
         steps = [1] * len(starts)
     else:
+        if not (b.is_const(1) and b.is_const(2)) and not _deferrable_bounds(b):
+            return _run_time_slice(b)
         starts, ends = b.dims_const(1), b.dims_const(2)
         axes = [int(v) for v in b.const(3)] if b.has_input(3) else list(range(len(starts)))
         steps = [int(v) for v in b.const(4)] if b.has_input(4) else [1] * len(starts)
@@ -215,6 +218,45 @@ def slice_(b: Node) -> SSAValue:
     for axis, start, end, step in specs:
         if (axis, start, end, step) not in static:
             y = _dynamic_slice(b, y, axis, start, end, step)
+    return y
+
+
+def _deferrable_bounds(b: Node) -> bool:
+    from xrelay.frontends.onnx.deferred import deferrable
+
+    return all(b.is_const(i) or deferrable(b.importer, b.value(i)) for i in (1, 2))
+
+
+def _run_time_slice(b: Node) -> SSAValue:
+    """Slice whose starts or ends the model computes from its data (a loop's iteration
+    number, say): per axis, the indices it takes (`relay.slice_indices`, a size the data
+    decides) and a take of them. Axes and steps must be known at import."""
+    n = b.shape(1)[0] if b.rank(1) == 1 else None
+    if n is None or not isinstance(n, int) or b.shape(2) != (n,):
+        raise b.error("starts and ends must be 1-d and of one length")
+    axes = [int(v) for v in b.const(3)] if b.has_input(3) else list(range(n))
+    steps = [int(v) for v in b.const(4)] if b.has_input(4) else [1] * n
+    if len(axes) != n or len(steps) != n:
+        raise b.error(f"{n} starts, {len(axes)} axes and {len(steps)} steps")
+    bounds = []
+    for i in (1, 2):
+        v = b.input(i)
+        if b.dtype(i) != np.int64:
+            v = b.emit(relay.CastOp(v, dtype=element_type(np.int64)))
+        bounds.append(v)
+    y, rank = b.input(0), b.rank(0)
+    for k, (axis, step) in enumerate(zip(axes, steps)):
+        if not -rank <= axis < rank:
+            raise b.error(f"axis {axis} is out of range for rank {rank}")
+        if step == 0:
+            raise b.error("Slice step must not be 0")
+        at = b.constant(np.array(k, np.int64))
+        start, end = (b.emit(relay.TakeOp(v, at, axis=0)) for v in bounds)
+        size = b.importer.fresh_symbol(f"{b.name}_len")
+        indices = b.emit(
+            relay.SliceIndicesOp(y, start, end, axis=axis % rank, step=step, size=size)
+        )
+        y = b.emit(relay.TakeOp(y, indices, axis=axis % rank))
     return y
 
 
