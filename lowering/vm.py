@@ -92,6 +92,7 @@ class VMLibrary:
             os.environ.get("XRELAY_MAX_ITERATIONS", DEFAULT_MAX_ITERATIONS)
         )
         self.segments: list[Segment] = []
+        self.meta: dict[str, Any] = {}
         self._constants: dict[SSAValue, np.ndarray] = {}
         self._lock = threading.Lock()
         self.program = self._plan(self.function.body.block)
@@ -240,6 +241,12 @@ class VMLibrary:
         env.update(zip(op.outputs, results))
 
     # --- what cannot be done yet ----------------------------------------------------------
+
+    def profile(self, reset: bool = False) -> Any:
+        raise Error(
+            "per-call profiles read one native build, and this model runs control flow or "
+            "data-dependent sizes in the VM"
+        )
 
     def save(self, path: Any) -> None:
         raise Error(

@@ -250,3 +250,22 @@ def test_a_vm_library_refuses_to_be_saved(tmp_path):
     lib = xrelay.build(*xrelay.from_onnx(_growing_loop()))
     with pytest.raises(xrelay.Error, match="VM"):
         lib.save(tmp_path / "m.xrl")
+
+
+def test_the_cli_runs_a_control_flow_model_and_refuses_to_compile_it(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "loop.onnx"
+    onnx.save(_growing_loop(), path)
+    for name, value in (("M", np.array(4, np.int64)), ("x", np.ones(3, np.float32)), ("acc0", np.zeros(2, np.float32))):
+        np.save(tmp_path / f"{name}.npy", value)
+    feeds = [f"--input={n}={tmp_path / n}.npy" for n in ("M", "x", "acc0")]
+    cli = [sys.executable, "-m", "xrelay.tools.cli"]
+    done = subprocess.run([*cli, "run", str(path), *feeds, "--output", str(tmp_path / "o.npz")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    outs = np.load(tmp_path / "o.npz")
+    assert sorted(o.shape for o in outs.values()) == [(4,), (4, 3), (14,)]
+    done = subprocess.run([*cli, "compile", str(path), "-o", str(tmp_path / "m.xrl")], capture_output=True, text=True)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "VM" in done.stderr
