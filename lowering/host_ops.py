@@ -107,7 +107,22 @@ def slice_indices(op: relay.SliceIndicesOp, operands: list[np.ndarray]) -> list[
     return [np.arange(*bounds, dtype=np.int64)]
 
 
+def topk(op: relay.TopKOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    x, k = operands
+    axis = op.attrs["axis"] % x.ndim
+    k = int(k)
+    if not 0 <= k <= x.shape[axis]:
+        raise Error(f"{location_str(op)}: k = {k} is outside [0, {x.shape[axis]}]")
+    keys = x
+    if op.attrs["largest"]:  # descending, ties in index order: sort an order-reversing key
+        keys = -x if x.dtype.kind == "f" else ~x
+    order = np.argsort(keys, axis=axis, kind="stable")
+    order = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return [np.take_along_axis(x, order, axis=axis), order]
+
+
 HOST_OPS: dict[type, HostOp] = {
+    relay.TopKOp: topk,
     relay.SliceIndicesOp: slice_indices,
     relay.NonZeroOp: nonzero,
     relay.UniqueOp: unique,

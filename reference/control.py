@@ -207,3 +207,19 @@ def _slice_indices(op, data, start, end):
         out.append(i)
         i += step
     return np.array(out, np.int64)
+
+
+@impl(relay.TopKOp)
+def _topk(op, x, k):
+    axis, k = op.attrs["axis"] % x.ndim, int(k)
+    if not 0 <= k <= x.shape[axis]:
+        raise Error(f"{location_str(op)}: k = {k} is outside [0, {x.shape[axis]}]")
+    moved = np.moveaxis(x, axis, -1)
+    sign = -1 if op.attrs["largest"] else 1
+    values = np.empty((*moved.shape[:-1], k), x.dtype)
+    indices = np.empty((*moved.shape[:-1], k), np.int64)
+    for idx in np.ndindex(*moved.shape[:-1]):
+        row = moved[idx]
+        best = sorted(range(row.size), key=lambda i: (sign * row[i].item(), i))[:k]
+        values[idx], indices[idx] = row[best], best
+    return [np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)]

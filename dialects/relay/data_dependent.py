@@ -1,5 +1,5 @@
 """Relay ops whose result sizes depend on the data: nonzero, unique, non_max_suppression,
-slice_indices.
+slice_indices, topk (a run-time k).
 
 The size the data decides is a symbol the op names in its `size` property; the result
 types carry it, so ops downstream infer their shapes from it as from any dynamic
@@ -163,4 +163,33 @@ class SliceIndicesOp(RelayOp):
         return [tensor((_size(name, attrs),), i64)]
 
 
-DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp, SliceIndicesOp]
+@irdl_op_definition
+class TopKOp(RelayOp):
+    """The `k` largest (`largest` = 1) or smallest elements along `axis` and their indices,
+    for a `k` computed at run time (a 0-d i64 tensor, 0 <= k <= the axis' size); sorted,
+    equal values with the lower index first (ONNX TopK).
+
+    %v, %i = relay.topk %x, %k {axis = 1 : i64, size = "k"}
+        : (tensor<2x9xf32>, tensor<i64>) -> (tensor<2x?xf32, #relay.dims<"k">>, tensor<2x?xi64, #relay.dims<"k">>)
+    """
+
+    name = "relay.topk"
+    data = operand_def(TensorType)
+    k = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    size = prop_def(StringAttr)
+    axis = int_prop(-1)
+    largest = int_prop(1)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, k = expect_count(name, types, 2)
+        if k.get_shape() != () or k.element_type != i64:
+            raise ShapeError(f"'{name}' k must be tensor<i64>, got {fmt_type(k)}")
+        shape = list(shape_of(data))
+        shape[norm_axis(name, attrs["axis"], len(shape))] = _size(name, attrs)
+        return [tensor(shape, data.element_type), tensor(shape, i64)]
+
+
+DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp, SliceIndicesOp, TopKOp]

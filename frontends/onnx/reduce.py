@@ -9,6 +9,7 @@ from xrelay.dialects.dims import shape_of
 from xrelay.dialects.dtypes import element_type
 from xrelay.frontends.onnx.binder import Node
 from xrelay.frontends.onnx.registry import onnx_op
+from xrelay.frontends.onnx.symbolic import is_symbolic
 
 # op type -> (relay op, first opset where axes is an input rather than an attribute)
 REDUCES = {
@@ -111,6 +112,8 @@ def top_k(b: Node) -> list[SSAValue]:
     shape = b.shape(0)
     rank = len(shape)
     axis = int(b.attr("axis", -1)) % rank
+    if b.opset >= 10 and (not b.is_const(1) or is_symbolic(b.const(1))):
+        return _run_time_top_k(b, axis)
     k = int(np.asarray(b.const(1)).reshape(-1)[0]) if b.opset >= 10 else int(b.attr("k"))
     if not 0 <= k <= shape[axis]:
         raise b.error(f"k = {k} is outside [0, {shape[axis]}]")
@@ -145,3 +148,17 @@ def top_k(b: Node) -> list[SSAValue]:
         b.emit(relay.ConcatenateOp(*values, axis=axis)),
         b.emit(relay.ConcatenateOp(*indices, axis=axis)),
     ]
+
+
+def _run_time_top_k(b: Node, axis: int) -> list[SSAValue]:
+    """TopK whose k is computed at run time: a result of data-dependent size (relay.topk,
+    computed by the VM). Sorted output only (`sorted` = 0 allows any order: sorted is one)."""
+    k = b.input(1)
+    if b.dtype(1) != np.int64 or b.shape(1) not in ((), (1,)):
+        raise b.error(f"k must be one int64, got {b.dtype(1)}{list(b.shape(1))}")
+    if b.shape(1) == (1,):
+        k = b.emit(relay.ReshapeOp(k, newshape=[]))
+    largest = int(b.attr("largest", 1)) if b.opset >= 11 else 1
+    size = b.importer.fresh_symbol(f"{b.name}_k")
+    op = b.emit(relay.TopKOp(b.input(0), k, axis=axis, largest=largest, size=size))
+    return list(op.results)

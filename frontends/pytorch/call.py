@@ -283,7 +283,9 @@ def torch_dtype_of(value: SSAValue) -> torch.dtype:
 
 
 def _proxy(value: Any) -> Any:
-    """A stand-in torch.result_type accepts: a meta tensor for SSA values."""
+    """A stand-in torch.result_type accepts: a meta tensor for SSA values (a dimension
+    decided at run time stands as 1: promotion reads only whether a tensor has dimensions)."""
     if isinstance(value, SSAValue):
-        return torch.empty(value.type.get_shape(), dtype=torch_dtype_of(value), device="meta")
+        shape = [max(d, 1) for d in value.type.get_shape()]
+        return torch.empty(shape, dtype=torch_dtype_of(value), device="meta")
     return value

@@ -1,8 +1,15 @@
 """TorchScript modules with dynamic dimensions: `from_pytorch(m, [("x", (None, 3, 224, 224))])`.
 
-A dimension given as None, -1 or a name (`"batch"`) in `input_infos` is dynamic. The
-converters read static sizes, so the module is imported as one `relay.deferred` node (source
-"torchscript") over @main's arguments: the data inputs typed with symbols (the name given,
+A dimension given as None, -1 or a name (`"batch"`) in `input_infos` is dynamic: a symbol
+(the name given, else `<input>_<axis>`). The module is first imported as it is, its inputs
+typed with the symbols: `x.size(d)` of a dynamic dimension is a 0-d int64 tensor computed at
+run time (so `range(x.shape[0])` is a run-time trip count: frontends/pytorch/script_control.py),
+and only the converters in RUNTIME_SHAPE_OPS, which read ranks and dtypes but no sizes, may
+see a tensor of run-time shape. That module serves every size with one build.
+
+Where that fails (another op meets such a tensor), the converters read static sizes, so the
+module is imported as one `relay.deferred` node (source "torchscript") over @main's
+arguments: the data inputs typed with symbols (the name given,
 else `<input>_<axis>`), the parameters as usual. At run time the library binds the symbols
 from the input shapes and the node is expanded: the script module is converted for those
 sizes (`from_pytorch` with them) and its @main inlined in place of the node; each distinct
@@ -27,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, NameLoc, NoneAttr, StringAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
-from xrelay.dialects.dims import make_tensor, symbol, symbol_name, unknown
+from xrelay.dialects.dims import make_tensor, shape_of, symbol, symbol_name, unknown
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.dialects.relay.deferred import EXPANDERS, DeferredOp
 from xrelay.errors import Error
@@ -38,6 +45,25 @@ SOURCE = "torchscript"
 SCRIPTS: dict[str, tuple[Any, list[tuple[str, tuple[Any, ...], Any]], dict[str, Any]]] = {}
 
 DynamicInfo = tuple[str, tuple[Any, ...], Any]  # (name, dims: ints and symbol names, dtype)
+
+# Op kinds (functional, "aten::add" for add_ too) whose converters may see tensors whose
+# shape is decided at run time: each reads only ranks and dtypes of its tensor arguments
+# and builds relay ops whose shape rules take symbolic dimensions. Another converter given
+# such a tensor is an error (the import is then deferred). Add a kind only after reading
+# its converter: one that reads `c.shape()` or `.get_shape()` would see -1 for a dynamic
+# dimension.
+_ELEMENTWISE = (
+    "add sub mul div rsub maximum minimum remainder fmod pow floor_divide "
+    "eq ne lt le gt ge logical_and logical_or logical_xor logical_not bitwise_not "
+    "__and__ __or__ __xor__ bitwise_and bitwise_or bitwise_xor where masked_fill "
+    "exp log sqrt rsqrt reciprocal tanh sigmoid erf sin cos tan log1p log2 log10 expm1 "
+    "neg abs sign relu floor ceil trunc "
+    "to type_as float double long int bool clone contiguous detach dropout"
+)
+RUNTIME_SHAPE_OPS = frozenset(
+    f"aten::{name}"
+    for name in (*_ELEMENTWISE.split(), "sum", "mean", "prod", "amax", "amin", "select", "cat")
+)
 
 
 def is_dynamic_dim(d: Any) -> bool:
@@ -122,8 +148,11 @@ def deferred_script(
     for i, t in enumerate(fn_probe.function_type.outputs.data):
         other = second_types[i] if second_types is not None else None
         dims = []
-        for axis, size in enumerate(t.get_shape()):
-            later = other.get_shape()[axis] if other is not None else None
+        for axis, size in enumerate(shape_of(t)):
+            later = shape_of(other)[axis] if other is not None else None
+            if not isinstance(size, int) or not isinstance(later, int):
+                dims.append(unknown())  # decided at run time (a run-time if or loop)
+                continue
             if later == size:
                 dims.append(size)
                 continue

@@ -8,9 +8,11 @@ import math
 
 import numpy as np
 import torch
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.frontends.common import checked_indices
 from xrelay.frontends.common import stack as stack_values
 from xrelay.frontends.pytorch.call import Call, np_dtype, torch_dtype
 from xrelay.frontends.pytorch.registry import aten_op
@@ -216,12 +218,25 @@ def narrow(c: Call) -> SSAValue:
 def select(c: Call) -> SSAValue:
     shape = list(c.shape(0))
     axis = _axis(c, c.int("dim"), len(shape))
+    if isinstance(c.raw("index"), SSAValue) or shape[axis] == DYNAMIC_INDEX:
+        return _select_at_run_time(c, axis)
     index = c.int("index")
     if not -shape[axis] <= index < shape[axis]:
         raise c.error(f"index {index} is out of range for dimension {axis} of size {shape[axis]}")
     index %= shape[axis]
     part = _slice(c, c.tensor(0), axis, index, index + 1, 1)
     return reshape(c, part, shape[:axis] + shape[axis + 1 :])
+
+
+def _select_at_run_time(c: Call, axis: int) -> SSAValue:
+    """select of an index computed at run time (a loop's iteration), or along an axis whose
+    size is: `relay.take` of a 0-d index, checked at run time as torch checks it (it reads
+    only the rank, so tensors of run-time shape may reach it)."""
+    index = c.tensor("index", np.int64)
+    if index.type.get_shape() != ():
+        raise c.error(f"the index must be a number, got {index.type}")
+    index = checked_indices(c, index, c.tensor(0), axis, c.label)
+    return c.emit(relay.TakeOp(c.tensor(0), index, axis=axis))
 
 
 def _split_at(c: Call, sizes: list[int], axis: int) -> list[SSAValue]:

@@ -2,9 +2,9 @@
 of relay ops, plus params.
 
 Imports: torch, the shared op table and binder. Assumes: the shapes in `input_infos` are
-static (a dimension given as None, -1 or a name makes the import deferred to run time:
-frontends/pytorch/script_dynamic.py); control flow whose condition or trip count is known at import time (it is inlined or
-unrolled). Produces: `@main(data inputs in input_infos order..., parameters named by their
+static, or dynamic (None, -1 or a name: frontends/pytorch/script_dynamic.py). Control flow
+whose condition and trip count are known at import time is inlined or unrolled; the rest
+becomes `relay.if` / `relay.loop` (frontends/pytorch/script_control.py). Produces: `@main(data inputs in input_infos order..., parameters named by their
 state_dict key...)`, ops located by a NameLoc "kind_n" (or "module.path/kind_n" with
 `preserve_pytorch_scopes`).
 
@@ -17,13 +17,17 @@ shapes, arithmetic on them) are evaluated with torch, so shape arithmetic never 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
+from xrelay.dialects import relay
+from xrelay.dialects.dims import is_dynamic, make_tensor, shape_of, symbol, symbols_of
 from xrelay.dialects.dtypes import tensor_type
+from xrelay.dialects.relay.base import fmt_type
 from xrelay.errors import Error
 from xrelay.frontends.pytorch.call import (
     GraphBuilder,
@@ -47,7 +51,19 @@ from xrelay.frontends.pytorch.convert import (
 )
 from xrelay.frontends.pytorch.quantized import quantized_converter
 from xrelay.frontends.pytorch.registry import Converter, functional_kind, is_inplace, lookup
-from xrelay.frontends.pytorch.script_dynamic import deferred_script, is_dynamic_dim, symbolic_dims
+from xrelay.frontends.pytorch.script_control import (
+    At,
+    is_scalar_conversion,
+    runtime_if,
+    runtime_loop,
+    scalar_of,
+)
+from xrelay.frontends.pytorch.script_dynamic import (
+    RUNTIME_SHAPE_OPS,
+    deferred_script,
+    is_dynamic_dim,
+    symbolic_dims,
+)
 
 # prim ops the walk itself handles (containers, attributes, constants, control flow).
 PRIM_HANDLED = {
@@ -73,6 +89,12 @@ PRIM_HANDLED = {
     "aten::__isnot__",
     "aten::__not__",
     "aten::list",
+    # Python numbers of one-element tensors (0-d tensors when computed at run time)
+    "aten::Bool",
+    "aten::Int",
+    "aten::Float",
+    "aten::item",
+    "aten::ScalarImplicit",
 }
 # Ops whose result aliases their first argument: an in-place op on such a value would also
 # change the tensor it views, which a functional rewrite cannot follow.
@@ -158,6 +180,10 @@ class ScriptImporter:
         self.param_tensors: dict[str, torch.Tensor] = {}
         self.used_params: set[str] = set()
         self.counts: Counter[str] = Counter()
+        self.symbols: set[str] = set()  # the inputs' dimension symbols and the fresh ones
+        # while converting a region: the values defined in it (an in-place update or an
+        # append must not reach a value from outside it)
+        self.local: set[int] | None = None
 
     # --- inputs --------------------------------------------------------------------------
 
@@ -173,11 +199,20 @@ class ScriptImporter:
             )
         for value, (name, shape, dtype) in zip(inputs, infos):
             _check_input(value, name, shape, dtype)
-            arg = self.builder.block.insert_arg(
-                tensor_type(shape, np_dtype(dtype)), len(self.builder.block.args)
-            )
+            elem = tensor_type((), np_dtype(dtype)).element_type
+            t = make_tensor(elem, [symbol(d) if isinstance(d, str) else d for d in shape])
+            self.symbols |= symbols_of(t)
+            arg = self.builder.block.insert_arg(t, len(self.builder.block.args))
             self.env[value.unique()] = arg
         return [name for name, _, _ in infos]
+
+    def fresh_symbol(self, name: str) -> str:
+        """`name`, or `name_<k>`, not yet a symbol of this import (then taken)."""
+        chosen, k = name, 1
+        while chosen in self.symbols:
+            chosen, k = f"{name}_{k}", k + 1
+        self.symbols.add(chosen)
+        return chosen
 
     def _key(self, path: str) -> str:
         return path.replace(".", "_") if self.parser_friendly else path
@@ -251,8 +286,6 @@ class ScriptImporter:
                 known = kind in PRIM_HANDLED or kind in self.custom or lookup(kind) is not None
                 if not known:
                     missing[kind] += 1
-                elif kind == "prim::If" and ids[0] in runtime:
-                    missing["prim::If (condition computed at run time)"] += 1
             for block in node.blocks():
                 if is_runtime:
                     runtime.update(v.unique() for v in block.inputs())
@@ -277,10 +310,47 @@ class ScriptImporter:
     def get(self, value: torch._C.Value) -> Any:
         return self.env[value.unique()]
 
+    @contextmanager
+    def in_block(self, block: Block) -> Iterator[None]:
+        """Emit into `block` (a region's) for the duration."""
+        saved, self.builder.block = self.builder.block, block
+        try:
+            yield
+        finally:
+            self.builder.block = saved
+
+    def convert_region(
+        self, body: torch._C.Block, block: Block, bindings: dict[int, Any]
+    ) -> list[Any]:
+        """Convert the nodes of `body` into `block` (a branch or loop body of a `relay.if` or
+        `relay.loop`), its inputs bound by `bindings` (value id -> value); the nodes read
+        outer values directly. Returns the outputs as converted: SSA values (of `block` or
+        from outside) or values known at import, which the caller materializes in `block`.
+        What the region defines (and any constant it makes) stays in it."""
+        saved = (self.env, self.local)
+        self.env, self.local = {**self.env, **bindings}, set(bindings)
+        try:
+            with self.in_block(block):
+                self.run_block(body.nodes())
+            return [self.get(v) for v in body.outputs()]
+        finally:
+            self.env, self.local = saved
+
+    def _check_local(self, node: torch._C.Node, what: str) -> None:
+        """Inside a region, `node` may not change a value defined outside it."""
+        target = next(node.inputs()).unique()
+        if self.local is not None and target not in self.local:
+            raise Error(
+                f"PyTorch op {self._label(node)}: unsupported {what} of a value defined "
+                "outside a run-time if or loop (assign the result instead)"
+            )
+
     def run_block(self, nodes: Any) -> None:
         for node in nodes:
             self.counts[node.kind()] += 1
             outs = list(node.outputs())
+            if self.local is not None:
+                self.local.update(out.unique() for out in outs)
             results = self.convert_node(node)
             if len(outs) == 1:
                 results = [results]
@@ -299,12 +369,16 @@ class ScriptImporter:
         schema = _schema(node)
         if not has_ssa(inputs) or kind in SHAPE_ONLY:
             return self._fold(node, schema, inputs)
+        if functional_kind(kind) not in RUNTIME_SHAPE_OPS:
+            self._check_static(node, inputs)
         converter: Converter | None = (
             self.custom.get(kind) or quantized_converter(self.builder, kind, inputs) or lookup(kind)
         )
         assert converter is not None  # check_supported ran first
         if is_inplace(kind) and self.producer.get(next(node.inputs()).unique()) in VIEW_KINDS:
             raise Error(f"PyTorch op {self._label(node)}: unsupported in-place update of a view")
+        if is_inplace(kind):
+            self._check_local(node, "in-place update")
         names = [a.name for a in schema.arguments] if schema is not None else []
         names += [f"arg{i}" for i in range(len(names), len(inputs))]
         overload = schema.overload_name if schema is not None else ""
@@ -322,7 +396,19 @@ class ScriptImporter:
             self.env[next(node.inputs()).unique()] = out
         return out
 
+    def _check_static(self, node: torch._C.Node, inputs: list[Any]) -> None:
+        """Converters outside RUNTIME_SHAPE_OPS read static sizes: a tensor whose shape is
+        decided at run time (a dynamic input, a run-time if or loop's result) is an error."""
+        for value in _ssa_values(inputs):
+            if is_dynamic(value.type):
+                raise Error(
+                    f"PyTorch op {self._label(node)}: unsupported on a tensor whose shape is "
+                    f"decided at run time ({fmt_type(value.type)})"
+                )
+
     def _fold(self, node: torch._C.Node, schema: Any, inputs: list[Any]) -> Any:
+        if node.kind() in SHAPE_ONLY:
+            self._check_static(node, inputs)
         if schema is None:
             raise Error(f"PyTorch op {self._label(node)}: no schema to evaluate it with")
         op = _resolve_overload(schema)
@@ -356,9 +442,12 @@ class ScriptImporter:
             return list(inputs[0])
         if kind == "prim::TupleIndex" or kind == "aten::__getitem__":
             return inputs[0][inputs[1]]
+        if kind == "aten::len" and isinstance(inputs[0], SSAValue):
+            return self._sizes(node, inputs[0], 0)
         if kind == "aten::len":
             return len(inputs[0])
         if kind == "aten::append":
+            self._check_local(node, "append")
             inputs[0].append(inputs[1])  # TorchScript lists are mutable and shared
             return inputs[0]
         if kind == "aten::list":
@@ -369,6 +458,16 @@ class ScriptImporter:
             return same if kind == "aten::__is__" else not same
         if kind == "aten::__not__" and not has_ssa(inputs[0]):
             return not inputs[0]
+        if kind == "aten::__not__":
+            at = At(self, self._loc(node))
+            truth = scalar_of(at, inputs[0], "aten::Bool", self._label(node))
+            return at.emit(relay.LogicalNotOp(truth))
+        if is_scalar_conversion(kind) and isinstance(inputs[0], SSAValue):
+            return scalar_of(At(self, self._loc(node)), inputs[0], kind, self._label(node))
+        if kind in ("aten::size", "aten::sym_size") and _dynamic_tensor(inputs[0]):
+            return self._sizes(node, inputs[0], inputs[1] if len(inputs) > 1 else None)
+        if kind == "aten::dim" and _dynamic_tensor(inputs[0]):
+            return inputs[0].type.get_num_dims()
         if kind == "prim::NumToTensor":
             return inputs[0] if isinstance(inputs[0], SSAValue) else torch.tensor(inputs[0])
         if kind == "prim::unchecked_cast":
@@ -385,9 +484,34 @@ class ScriptImporter:
             return self._loop(node, inputs)
         return _NOT_PRIM
 
+    def _sizes(self, node: torch._C.Node, x: SSAValue, dim: Any) -> Any:
+        """`x.size()` (or `x.size(dim)` when `dim` is not None) of a tensor whose shape may
+        hold dimensions decided at run time: those are 0-d int64 tensors, read from `x`
+        itself (relay.shape_of), so whatever computes them reads `x`."""
+        if has_ssa(dim):
+            raise Error(f"PyTorch op {self._label(node)}: the dimension must be known at import")
+        dims = list(shape_of(x.type))
+        axes = list(range(len(dims)))
+        if dim is not None:
+            if not -len(dims) <= dim < len(dims):
+                raise Error(f"PyTorch op {self._label(node)}: dimension {dim} is out of range")
+            axes = [dim % len(dims)]
+        at = At(self, self._loc(node))
+        shape = None
+        sizes: list[Any] = []
+        for axis in axes:
+            if isinstance(dims[axis], int):
+                sizes.append(dims[axis])
+                continue
+            shape = shape if shape is not None else at.emit(relay.ShapeOfOp(x))
+            one = at.emit(relay.StridedSliceOp(shape, begin=[axis], end=[axis + 1], axes=[0]))
+            sizes.append(at.emit(relay.ReshapeOp(one, newshape=[])))
+        return sizes[0] if dim is not None else sizes
+
     def _if(self, node: torch._C.Node, condition: Any) -> list[Any]:
         if has_ssa(condition):
-            raise Error(f"PyTorch op {self._label(node)}: condition computed at run time")
+            results = runtime_if(self, node, condition)
+            return results if len(results) != 1 else results[0]
         then_block, else_block = list(node.blocks())
         block = then_block if bool(condition) else else_block
         self.run_block(block.nodes())
@@ -395,16 +519,31 @@ class ScriptImporter:
         return results if len(results) != 1 else results[0]
 
     def _loop(self, node: torch._C.Node, inputs: list[Any]) -> Any:
+        """Unrolled while the trip count and every condition are known at import (at most
+        MAX_UNROLL iterations), else a `relay.loop` (what an attempt emitted is dropped)."""
         trips, condition, carried = inputs[0], inputs[1], list(inputs[2:])
-        if has_ssa(trips) or has_ssa(condition):
-            raise Error(f"PyTorch op {self._label(node)}: trip count computed at run time")
+        if not has_ssa(trips) and not has_ssa(condition):
+            mark = self.builder.block.last_op
+            saved = (dict(self.env), Counter(self.counts), set(self.local or ()))
+            try:
+                return self._unrolled(node, int(trips), condition, carried)
+            except _NotUnrolled:
+                _drop_after(self.builder.block, mark)
+                self.env, self.counts = saved[0], saved[1]
+                self.local = saved[2] if self.local is not None else None
+        results = runtime_loop(self, node, trips, condition, carried)
+        return results if len(results) != 1 else results[0]
+
+    def _unrolled(self, node: torch._C.Node, trips: int, condition: Any, carried: list[Any]) -> Any:
         (body,) = list(node.blocks())
         block_inputs = list(body.inputs())
-        for i in range(min(int(trips), MAX_UNROLL + 1)):
-            if i == MAX_UNROLL:
-                raise Error(f"PyTorch op {self._label(node)}: more than {MAX_UNROLL} iterations")
+        if self.local is not None:
+            self.local.update(v.unique() for v in block_inputs)
+        for i in range(min(trips, MAX_UNROLL + 1)):
             if not bool(condition):
                 break
+            if i == MAX_UNROLL:
+                raise _NotUnrolled
             self.env[block_inputs[0].unique()] = i
             for value, item in zip(block_inputs[1:], carried):
                 self.env[value.unique()] = item
@@ -412,11 +551,39 @@ class ScriptImporter:
             outs = [self.get(v) for v in body.outputs()]
             condition, carried = outs[0], outs[1:]
             if has_ssa(condition):
-                raise Error(f"PyTorch op {self._label(node)}: loop condition computed at run time")
+                raise _NotUnrolled
         return carried if len(carried) != 1 else carried[0]
 
 
 _NOT_PRIM = object()
+
+
+class _NotUnrolled(Exception):
+    """A loop's condition turned out to be computed at run time, or it runs too long."""
+
+
+def _drop_after(block: Block, mark: Any) -> None:
+    """Erase the ops of `block` after `mark` (all of them when `mark` is None)."""
+    ops = list(block.ops)
+    start = 0 if mark is None else ops.index(mark) + 1
+    for op in reversed(ops[start:]):
+        op.detach()
+        op.erase(safe_erase=False)
+
+
+def _ssa_values(value: Any) -> Iterator[SSAValue]:
+    if isinstance(value, SSAValue):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _ssa_values(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _ssa_values(item)
+
+
+def _dynamic_tensor(value: Any) -> bool:
+    return isinstance(value, SSAValue) and is_dynamic(value.type)
 
 
 def _dtype_code(value: Any) -> int:
@@ -509,22 +676,37 @@ def from_pytorch(
             "from_exported_program"
         )
     infos = _parse_input_infos(input_infos, default_dtype)
+    options = {
+        "custom_convert_map": custom_convert_map,
+        "default_dtype": default_dtype,
+        "use_parser_friendly_name": use_parser_friendly_name,
+        "preserve_pytorch_scopes": preserve_pytorch_scopes,
+        "keep_quantized_weight": keep_quantized_weight,
+    }
     if any(isinstance(d, str) for _, shape, _ in infos for d in shape):
-        options = {
-            "custom_convert_map": custom_convert_map,
-            "default_dtype": default_dtype,
-            "use_parser_friendly_name": use_parser_friendly_name,
-            "preserve_pytorch_scopes": preserve_pytorch_scopes,
-            "keep_quantized_weight": keep_quantized_weight,
-        }
-        return deferred_script(script_module, infos, options)
+        # dynamic dimensions: one module for every size where each op it needs takes
+        # run-time sizes (RUNTIME_SHAPE_OPS), else converted per set of sizes
+        try:
+            return _import(script_module, module, infos, options)
+        except Error:
+            return deferred_script(script_module, infos, options)
+    return _import(script_module, module, infos, options)
+
+
+def _import(
+    script_module: Any, module: Any, infos: list[Any], options: dict[str, Any]
+) -> tuple[ModuleOp, dict[str, Any]]:
     graph = script_module.graph.copy()
     torch._C._jit_pass_onnx_function_substitution(graph)
     torch._C._jit_pass_inline(graph)
     importer = ScriptImporter(
-        module, graph, custom_convert_map or {}, use_parser_friendly_name, preserve_pytorch_scopes
+        module,
+        graph,
+        options["custom_convert_map"] or {},
+        options["use_parser_friendly_name"],
+        options["preserve_pytorch_scopes"],
     )
-    importer.builder.keep_quantized_weight = keep_quantized_weight
+    importer.builder.keep_quantized_weight = options["keep_quantized_weight"]
     data_names = importer.bind_inputs(infos)
     importer.check_supported()
     importer.run_block(graph.nodes())

@@ -269,3 +269,25 @@ def test_the_cli_runs_a_control_flow_model_and_refuses_to_compile_it(tmp_path):
     done = subprocess.run([*cli, "compile", str(path), "-o", str(tmp_path / "m.xrl")], capture_output=True, text=True)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "VM" in done.stderr
+
+
+def test_top_k_with_k_computed_from_the_data():
+    """k = the number of positive elements: the result's length follows the data."""
+    model = _model(
+        [
+            helper.make_node("Greater", ["x", "zero"], ["pos"]),
+            helper.make_node("Cast", ["pos"], ["ones"], to=I64),
+            helper.make_node("ReduceSum", ["ones", "axes"], ["k"], keepdims=1),
+            helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=1),
+            helper.make_node("Mul", ["v", "v"], ["v2"]),
+        ],
+        [helper.make_tensor_value_info("x", F, [10])],
+        [helper.make_tensor_value_info("v2", F, None), helper.make_tensor_value_info("i", I64, None)],
+    )
+    model.graph.initializer.extend(
+        [helper.make_tensor("zero", F, [], [0.0]), helper.make_tensor("axes", I64, [1], [0])]
+    )
+    rng = np.random.default_rng(5)
+    feeds = [{"x": rng.standard_normal(10).astype(np.float32) + s} for s in (0.0, 2.0, -3.0)]
+    feeds.append({"x": np.array([1, 1, 0, 2, 2, -1, 1, 0, 3, 3], np.float32)})  # ties
+    _check(model, feeds)

@@ -33,3 +33,12 @@ func.func @f(%x: tensor<4xf32>, %lo: tensor<i64>) {
   func.return
 }
 // CHECK: error: 'relay.slice_indices' op step must not be 0
+
+// -----
+
+// TopK's k is a 0-d i64.
+func.func @f(%x: tensor<4xf32>, %k: tensor<1xi64>) {
+  %v, %i = relay.topk %x, %k {size = "n"} : (tensor<4xf32>, tensor<1xi64>) -> (tensor<?xf32, #relay.dims<"n">>, tensor<?xi64, #relay.dims<"n">>)
+  func.return
+}
+// CHECK: error: 'relay.topk' op k must be tensor<i64>, got tensor<1xi64>
