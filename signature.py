@@ -22,10 +22,12 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    UnrankedTensorType,
     i64,
 )
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xrelay.dialects.dims import Dim, dim_str, evaluate, fmt_dims, shape_of
+from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -106,6 +108,7 @@ class Argument:
     dtype: np.dtype  # what callers pass
     is_param: bool
     storage: np.dtype | None = None  # what native code reads, when it differs from dtype
+    sequence: bool = False  # a list of arrays of this dtype and rank (`shape` fixes their static dims)
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,15 @@ class FunctionSignature:
     result_dtypes: tuple[np.dtype, ...] = ()  # what callers get (narrow types included)
     # the declared [min, max] of dynamic dimensions' symbols (@main's xrelay.dim_ranges)
     dim_ranges: tuple[tuple[str, int, int], ...] = ()
+    sequence_results: tuple[int, ...] = ()  # results that are lists of arrays
+
+    @property
+    def has_sequences(self) -> bool:
+        return bool(self.sequence_results) or any(a.sequence for a in self.args)
 
     @property
     def is_dynamic(self) -> bool:
-        return any(not isinstance(d, int) for a in self.args for d in a.shape)
+        return any(not isinstance(d, int) for a in self.args if not a.sequence for d in a.shape)
 
     def outputs(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Result storage arrays as the arrays callers get."""
@@ -137,6 +145,9 @@ class FunctionSignature:
                 name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
             )
             t = arg.type
+            sequence = isinstance(t, SequenceType)
+            if sequence:
+                t = _ranked(t.element)
             if not isinstance(t, TensorType):
                 raise Error(f"@main argument '{name}' is not a tensor: {t}")
             storage = numpy_dtype(t.element_type)
@@ -148,6 +159,7 @@ class FunctionSignature:
                     dtype,
                     PARAM_ATTR in entries,
                     storage if dtype != storage else None,
+                    sequence,
                 )
             )
         results, logical = [], []
@@ -156,7 +168,11 @@ class FunctionSignature:
             if fn.res_attrs is not None
             else [None] * len(fn.function_type.outputs)
         )
+        sequences = []
         for i, (t, extra) in enumerate(zip(fn.function_type.outputs, res)):
+            if isinstance(t, SequenceType):
+                sequences.append(i)
+                t = _ranked(t.element)
             if not isinstance(t, TensorType):
                 raise Error(f"@main result is not a tensor: {t}")
             storage = numpy_dtype(t.element_type)
@@ -165,12 +181,28 @@ class FunctionSignature:
             logical.append(_logical(entries, storage, f"@main result {i}"))
         narrow = any(d != s for d, (_, s) in zip(logical, results))
         return FunctionSignature(
-            tuple(args), tuple(results), tuple(logical) if narrow else (), _dim_ranges(fn)
+            tuple(args),
+            tuple(results),
+            tuple(logical) if narrow else (),
+            _dim_ranges(fn),
+            tuple(sequences),
         )
 
     @property
     def inputs(self) -> list[Argument]:
         return [a for a in self.args if not a.is_param]
+
+
+def _ranked(t: Attribute) -> Attribute:
+    """A sequence's element type as a tensor type (an unranked one: rank 0 with
+    `Argument.unranked`, read through UNRANKED)."""
+    if isinstance(t, UnrankedTensorType):
+        return TensorType(t.element_type, [UNRANKED])
+    return t
+
+
+# the one dimension of an unranked sequence element's stand-in type (any rank)
+UNRANKED = 0x7FFF_FFFF_FFFF_FFF0
 
 
 def _dim_ranges(fn: func.FuncOp) -> tuple[tuple[str, int, int], ...]:
@@ -194,6 +226,8 @@ def dim_ranges_attr(ranges: Mapping[str, tuple[int, int]]) -> DictionaryAttr:
 
 
 def _describe(shape: tuple[Dim, ...], dtype: np.dtype) -> str:
+    if shape == (UNRANKED,):
+        return f"{dtype.name} of any rank"
     return f"{dtype.name}{fmt_dims(shape)}"
 
 
@@ -207,6 +241,8 @@ def bind_dims(sig: FunctionSignature, arrays: Sequence[np.ndarray]) -> dict[str,
     source: dict[str, str] = {}
     derived: list[tuple[str, int, Dim, int]] = []
     for arg, array in zip(sig.args, arrays):
+        if arg.sequence:  # its elements' sizes may differ: no symbol is bound from them
+            continue
         for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
             where = f"input '{arg.name}' axis {axis}"
             if isinstance(dim, int):
@@ -247,6 +283,34 @@ def bind_dims(sig: FunctionSignature, arrays: Sequence[np.ndarray]) -> dict[str,
     return binding
 
 
+def _sequence_input(arg: Argument, value: Any) -> list[np.ndarray]:
+    """A sequence input: a list (or tuple) of arrays of the argument's dtype and rank, each
+    fitting its static dimensions."""
+    if not isinstance(value, list | tuple):
+        raise Error(
+            f"input '{arg.name}' is a sequence: pass a list of {_describe(arg.shape, arg.dtype)} "
+            f"arrays, got {type(value).__name__}"
+        )
+    items = []
+    for i, item in enumerate(value):
+        try:
+            array = np.asarray(item)
+        except (ValueError, TypeError) as e:
+            raise Error(f"input '{arg.name}' element {i} is not an array: {e}") from None
+        unranked = arg.shape == (UNRANKED,)
+        fits = array.dtype == arg.dtype and (unranked or len(array.shape) == len(arg.shape))
+        fits = fits and (
+            unranked or all(not isinstance(d, int) or d == n for d, n in zip(arg.shape, array.shape))
+        )
+        if not fits:
+            raise Error(
+                f"input '{arg.name}' element {i} is {_describe(array.shape, array.dtype)}, "
+                f"expected {_describe(arg.shape, arg.dtype)}"
+            )
+        items.append(np.asarray(array, order="C"))
+    return items
+
+
 def _shape_fits(expected: tuple[Dim, ...], actual: tuple[int, ...]) -> bool:
     """The rank, and for a static shape every dimension (`bind_dims` checks the dimensions
     of a dynamic one, naming the axis and the rule)."""
@@ -278,12 +342,15 @@ def check_inputs(
     unknown = sorted(set(given) - known)
     if unknown:
         raise Error(f"unknown input {unknown[0]!r}; the model's inputs are {data_names}")
-    arrays: list[np.ndarray] = []
+    arrays: list[Any] = []
     for arg in sig.args:
         value = given.get(arg.name, params.get(arg.name) if arg.is_param else None)
         if value is None:
             kind = "parameter" if arg.is_param else "input"
             raise Error(f"missing {kind} '{arg.name}' ({_describe(arg.shape, arg.dtype)})")
+        if arg.sequence:
+            arrays.append(_sequence_input(arg, value))
+            continue
         try:
             array = np.asarray(value)
         except (ValueError, TypeError) as e:  # a ragged nested list, an odd object

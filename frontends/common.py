@@ -138,3 +138,19 @@ def _matmul_2d_up(
 
     y = b.emit(relay.BatchMatmulOp(as_3d(lhs, ls), as_3d(rhs, rs)))
     return b.emit(relay.ReshapeOp(y, newshape=(*batch, m, n)))
+
+
+def match_run_time_dims(b: Emitter, x: SSAValue, ref: SSAValue) -> SSAValue:
+    """`x`, about to be broadcast against `ref`: where the two have different symbols for
+    one (right-aligned) axis, neither of which is 1 (two sizes the shape rules cannot prove
+    compatible: data-dependent sizes, a loop-carried value), `x` takes ref's symbol through
+    `relay.match_dims`, which checks at run time that its size equals ref's or is 1."""
+    xs, rs = shape_of(x.type), shape_of(ref.type)
+    pairs: list[int] = []
+    for k in range(1, min(len(xs), len(rs)) + 1):
+        p, q = xs[-k], rs[-k]
+        if not isinstance(p, int) and not isinstance(q, int) and p != q:
+            pairs += [len(xs) - k, len(rs) - k]
+    if not pairs:
+        return x
+    return b.emit(relay.MatchDimsOp(x, ref, pairs=pairs))

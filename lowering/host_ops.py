@@ -121,7 +121,104 @@ def topk(op: relay.TopKOp, operands: list[np.ndarray]) -> list[np.ndarray]:
     return [np.take_along_axis(x, order, axis=axis), order]
 
 
+def match_dims(op: relay.MatchDimsOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    x, ref = operands
+    pairs = op.attrs["pairs"]
+    shape = list(x.shape)
+    for a, r in zip(pairs[::2], pairs[1::2]):
+        have, want = x.shape[a], ref.shape[r]
+        if have not in (want, 1):
+            raise Error(
+                f"{location_str(op)}: axis {a} has size {have} where {want} (or 1) is needed "
+                "to broadcast against the other operand"
+            )
+        shape[a] = want
+    return [np.broadcast_to(x, shape).copy() if tuple(shape) != x.shape else x]
+
+
+# --- run-time sequences: lists of arrays ----------------------------------------------------
+
+
+def _position(op: Any, value: np.ndarray, length: int, inserting: bool = False) -> int:
+    pos = int(np.asarray(value).reshape(()))
+    hi = length if inserting else length - 1
+    if not -length <= pos <= hi:
+        raise Error(
+            f"{location_str(op)}: position {pos} is out of range for a sequence of {length}"
+        )
+    return pos + length if pos < 0 else pos
+
+
+def seq_construct(op: Any, operands: list[Any]) -> list[Any]:
+    return [list(operands)]
+
+
+def seq_insert(op: Any, operands: list[Any]) -> list[Any]:
+    seq, item, *at = operands
+    out = list(seq)
+    out.insert(_position(op, at[0], len(seq), inserting=True) if at else len(seq), item)
+    return [out]
+
+
+def seq_erase(op: Any, operands: list[Any]) -> list[Any]:
+    seq, *at = operands
+    if not seq:
+        raise Error(f"{location_str(op)}: erase from an empty sequence")
+    out = list(seq)
+    del out[_position(op, at[0], len(seq)) if at else -1]
+    return [out]
+
+
+def seq_at(op: Any, operands: list[Any]) -> list[Any]:
+    seq, at = operands
+    if not seq:
+        raise Error(f"{location_str(op)}: an element of an empty sequence")
+    return [seq[_position(op, at, len(seq))]]
+
+
+def seq_length(op: Any, operands: list[Any]) -> list[Any]:
+    return [np.array(len(operands[0]), np.int64)]
+
+
+def concat_from_sequence(op: Any, operands: list[Any]) -> list[Any]:
+    (seq,) = operands
+    if not seq:
+        raise Error(f"{location_str(op)}: concatenation of an empty sequence")
+    axis, stack = op.axis.value.data, op.new_axis.value.data
+    try:
+        return [np.stack(seq, axis=axis) if stack else np.concatenate(seq, axis=axis)]
+    except ValueError as e:
+        shapes = [list(a.shape) for a in seq]
+        raise Error(f"{location_str(op)}: cannot join elements of shapes {shapes}: {e}") from None
+
+
+def split_to_sequence(op: Any, operands: list[Any]) -> list[Any]:
+    x, *split = operands
+    axis = op.axis.value.data
+    size = x.shape[axis]
+    if not split:
+        pieces = np.split(x, size, axis=axis) if size else []
+        return [[p.squeeze(axis) for p in pieces] if not op.keepdims.value.data else pieces]
+    sizes = np.asarray(split[0]).astype(np.int64)
+    if sizes.ndim == 0:
+        step = int(sizes)
+        if step <= 0:
+            raise Error(f"{location_str(op)}: split size {step} is not positive")
+        sizes = np.array([min(step, size - s) for s in range(0, size, step)], np.int64)
+    if sizes.sum() != size or (sizes < 0).any():
+        raise Error(f"{location_str(op)}: split sizes {sizes.tolist()} do not add up to {size}")
+    return [np.split(x, np.cumsum(sizes)[:-1], axis=axis)]
+
+
 HOST_OPS: dict[type, HostOp] = {
+    relay.MatchDimsOp: match_dims,
+    relay.SeqConstructOp: seq_construct,
+    relay.SeqInsertOp: seq_insert,
+    relay.SeqEraseOp: seq_erase,
+    relay.SeqAtOp: seq_at,
+    relay.SeqLengthOp: seq_length,
+    relay.ConcatFromSequenceOp: concat_from_sequence,
+    relay.SplitToSequenceOp: split_to_sequence,
     relay.TopKOp: topk,
     relay.SliceIndicesOp: slice_indices,
     relay.NonZeroOp: nonzero,

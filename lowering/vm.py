@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.constants import constant_value
-from xrelay.dialects.dims import shape_of
+from xrelay.dialects.dims import shape_of, symbols_of
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.lowering.host_ops import HOST_OPS
@@ -47,7 +47,11 @@ DEFAULT_MAX_ITERATIONS = 1_000_000
 def uses_vm(module: ModuleOp) -> bool:
     """Whether `module` has ops only the VM runs (control flow, data-dependent sizes)."""
     vm_ops = tuple(relay.VM_OPS)
-    return any(isinstance(op, vm_ops) for op in module.walk())
+    if any(isinstance(op, vm_ops) for op in module.walk()):
+        return True
+    fn = main_function(module)  # a sequence passed in or returned
+    types = [*fn.function_type.inputs, *fn.function_type.outputs]
+    return any(isinstance(t, relay.SequenceType) for t in types)
 
 
 @dataclass
@@ -94,6 +98,7 @@ class VMLibrary:
         self.segments: list[Segment] = []
         self.meta: dict[str, Any] = {}
         self._constants: dict[SSAValue, np.ndarray] = {}
+        self._providers: dict[str, SSAValue] = {}  # symbol -> a value with that dimension
         self._lock = threading.Lock()
         self.program = self._plan(self.function.body.block)
         self.times = {"vm": time.perf_counter() - start}
@@ -101,9 +106,14 @@ class VMLibrary:
     # --- build: programs of segments and host steps -----------------------------------------
 
     def _plan(self, block: Block) -> Program:
+        saved = dict(self._providers)
+        for arg in block.args:
+            self._provide(arg)
         program = Program()
         run: list[Operation] = []
         for op in block.ops:
+            for r in op.results:
+                self._provide(r)
             if isinstance(op, func.ReturnOp | relay.YieldOp):
                 self._flush(run, program)
                 program.results = list(op.operands)
@@ -124,7 +134,16 @@ class VMLibrary:
                 raise Error(f"{location_str(op)}: the VM does not run '{op.name}'")
             else:
                 run.append(op)
+        self._providers = saved
         return program
+
+    def _provide(self, value: SSAValue) -> None:
+        """Note the symbols `value`'s type names as dimensions (a segment whose types read
+        one of them but none of whose inputs has it takes `value` as an input too)."""
+        if isinstance(value.type, TensorType):
+            for d in shape_of(value.type):
+                if not isinstance(d, int) and d.is_Symbol:
+                    self._providers.setdefault(d.name, value)
 
     def _flush(self, run: list[Operation], program: Program) -> None:
         if run:
@@ -145,6 +164,17 @@ class VMLibrary:
         outputs = [
             r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)
         ]
+        # a symbol the ops' types read (a Shape of a tensor the segment does not read) is
+        # bound from a value that has it as a dimension
+        known = {n for v in reads if isinstance(v.type, TensorType) for n in symbols_of(v.type)}
+        for op in ops:
+            for v in (*op.operands, *op.results):
+                if isinstance(v.type, TensorType):
+                    for name in sorted(symbols_of(v.type) - known):
+                        provider = self._providers.get(name)
+                        if provider is not None and provider not in defined:
+                            reads.append(provider)
+                            known |= symbols_of(provider.type)
         constants = [v for v in reads if isinstance(v.owner, relay.ConstantOp)]
         params = [v for v in reads if param_name(self.function, v) is not None]
         data = [v for v in reads if v not in constants and v not in params]
@@ -184,7 +214,7 @@ class VMLibrary:
         env: dict[SSAValue, np.ndarray] = dict(self._constants)
         env.update(zip(self.function.body.block.args, arrays))
         results = self._run(self.program, env)
-        return self.signature.outputs([np.asarray(r) for r in results])
+        return self.signature.outputs([r if isinstance(r, list) else np.asarray(r) for r in results])
 
     __call__ = run
 

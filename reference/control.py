@@ -26,20 +26,25 @@ from xrelay.dialects.specialize import specialize_op
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.reference.registry import impl
+from xrelay.reference.sequence import SEQUENCE_IMPLS
 
 MAX_ITERATIONS = 1_000_000
 
 
 def has_vm_ops(fn: func.FuncOp) -> bool:
     vm_ops = tuple(relay.VM_OPS)
-    return any(isinstance(op, vm_ops) for op in fn.walk())
+    types = [*fn.function_type.inputs, *fn.function_type.outputs]
+    return any(isinstance(t, relay.SequenceType) for t in types) or any(
+        isinstance(op, vm_ops) for op in fn.walk()
+    )
 
 
 def evaluate_dynamic(fn: func.FuncOp, args: Sequence[np.ndarray]) -> list[np.ndarray]:
     binding: dict[str, int] = {}
     block = fn.body.block
     for arg, array in zip(block.args, args):
-        _bind(arg.type, array.shape, binding)
+        if isinstance(array, np.ndarray):
+            _bind(arg.type, array.shape, binding)
     env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args))
     return _block(block, env, binding)
 
@@ -64,12 +69,15 @@ def _block(block: Block, env: dict[SSAValue, np.ndarray], binding: dict[str, int
             results = _block(region.block, env, dict(binding))
         elif isinstance(op, relay.LoopOp):
             results = _loop(op, env, binding)
+        elif type(op) in SEQUENCE_IMPLS:  # lists, not arrays
+            results = SEQUENCE_IMPLS[type(op)](op, *[env[v] for v in op.operands])
         elif isinstance(op, tuple(relay.DATA_DEPENDENT_OPS)):
             results = evaluate_op(op, [env[v] for v in op.operands])
         else:
             results = _ordinary(op, [env[v] for v in op.operands], binding, evaluate_op)
         for r, array in zip(op.results, results, strict=True):
-            _bind(r.type, array.shape, binding)
+            if isinstance(array, np.ndarray):
+                _bind(r.type, array.shape, binding)
             env[r] = array
     raise Error("a block with no terminator")
 
@@ -100,7 +108,8 @@ def _loop(op: relay.LoopOp, env: dict[SSAValue, np.ndarray], binding: dict[str, 
         inner = dict(binding)
         values = [np.array(i, np.int64), np.array(cond), *carried]
         for arg, value in zip(args, values):
-            _bind(arg.type, value.shape, inner, force=True)
+            if isinstance(value, np.ndarray):
+                _bind(arg.type, value.shape, inner, force=True)
             env[arg] = value
         outs = _block(op.body.block, env, inner)
         cond, carried = bool(np.asarray(outs[0])), outs[1 : 1 + n]
@@ -223,3 +232,14 @@ def _topk(op, x, k):
         best = sorted(range(row.size), key=lambda i: (sign * row[i].item(), i))[:k]
         values[idx], indices[idx] = row[best], best
     return [np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)]
+
+
+@impl(relay.MatchDimsOp)
+def _match_dims(op, x, ref):
+    pairs = op.attrs["pairs"]
+    target = list(x.shape)
+    for a, r in zip(pairs[::2], pairs[1::2]):
+        if x.shape[a] != ref.shape[r] and x.shape[a] != 1:
+            raise Error(f"{location_str(op)}: axis {a} has size {x.shape[a]}, not {ref.shape[r]} or 1")
+        target[a] = ref.shape[r]
+    return np.broadcast_to(x, target)

@@ -15,6 +15,8 @@ from .control import CONTROL_OPS
 from .data_dependent import *
 from .data_dependent import DATA_DEPENDENT_OPS
 from .deferred import DeferredOp
+from .sequence import *
+from .sequence import SEQUENCE_OPS, SequenceType
 from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
 from .nn import *
@@ -35,10 +37,10 @@ ALL_OPS: list[type[RelayOp]] = [
     *REDUCE_OPS,
 ]
 
-# ops the VM runs (lowering/vm.py): control flow with regions, and ops whose result sizes
-# the data decides; they never reach relay-to-linalg
-VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS]
+# ops the VM runs (lowering/vm.py): control flow with regions, ops whose result sizes
+# the data decides, and run-time sequences; they never reach relay-to-linalg
+VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS, *SEQUENCE_OPS]
 
-Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr])
+Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr, SequenceType])
 
-__all__ = ["ALL_OPS", "CONTROL_OPS", "DATA_DEPENDENT_OPS", "VM_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]
+__all__ = ["ALL_OPS", "CONTROL_OPS", "DATA_DEPENDENT_OPS", "SEQUENCE_OPS", "SequenceType", "VM_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]

@@ -54,7 +54,7 @@ class YieldOp(IRDLOperation):
     """The values a `relay.if` branch or a `relay.loop` body gives back."""
 
     name = "relay.yield"
-    values = var_operand_def(TensorType)
+    values = var_operand_def()
     traits = traits_def(IsTerminator())
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
@@ -65,6 +65,13 @@ class YieldOp(IRDLOperation):
 def compatible(name: str, got: Attribute, want: Attribute, what: str) -> None:
     """`got` may stand where `want` is declared: a tensor of the same element type and
     rank, equal in every dimension `want` fixes."""
+    from .sequence import SequenceType
+
+    if isinstance(got, SequenceType) and isinstance(want, SequenceType):
+        if not want.ranked and got.element.element_type == want.element.element_type:
+            return  # elements of any rank
+        compatible(name, got.element, want.element, f"{what}'s element")
+        return
     ok = isinstance(got, TensorType) and isinstance(want, TensorType)
     ok = ok and got.element_type == want.element_type and got.get_num_dims() == want.get_num_dims()
     if ok:
@@ -97,7 +104,7 @@ class IfOp(IRDLOperation):
 
     name = "relay.if"
     cond = operand_def(TensorType)
-    outputs = var_result_def(TensorType)
+    outputs = var_result_def()
     then_region = region_def("single_block")
     else_region = region_def("single_block")
     assembly_format = (
@@ -135,8 +142,8 @@ class LoopOp(IRDLOperation):
     name = "relay.loop"
     max_trip = operand_def(TensorType)
     cond = operand_def(TensorType)
-    initial = var_operand_def(TensorType)
-    outputs = var_result_def(TensorType)
+    initial = var_operand_def()
+    outputs = var_result_def()
     body = region_def("single_block")
     assembly_format = (
         "$max_trip `,` $cond (`,` $initial^)? attr-dict `:` "

@@ -1,5 +1,6 @@
 """Relay ops whose result sizes depend on the data: nonzero, unique, non_max_suppression,
-slice_indices, topk (a run-time k).
+slice_indices, topk (a run-time k); and match_dims, which checks at run time that two such
+sizes agree.
 
 The size the data decides is a symbol the op names in its `size` property; the result
 types carry it, so ops downstream infer their shapes from it as from any dynamic
@@ -18,7 +19,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from xrelay.dialects.dims import shape_of, symbol
 from xrelay.errors import ShapeError
 
-from .base import Attrs, RelayOp, expect_count, fmt_type, int_prop, norm_axis, tensor
+from .base import Attrs, RelayOp, expect_count, fmt_type, int_prop, ints_prop, norm_axis, tensor
 
 
 def _size(name: str, attrs: Attrs):
@@ -192,4 +193,34 @@ class TopKOp(RelayOp):
         return [tensor(shape, data.element_type), tensor(shape, i64)]
 
 
-DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp, SliceIndicesOp, TopKOp]
+@irdl_op_definition
+class MatchDimsOp(RelayOp):
+    """`data` with the dimensions `pairs` lists (data axis, ref axis, ...) made those of
+    `ref`: each must equal ref's at run time, or be 1 and is then broadcast to it (any
+    other size is an error). Frontends put it where a shape rule meets two sizes it cannot
+    prove compatible (two data-dependent sizes an elementwise op broadcasts), so the rule
+    then sees one symbol.
+
+    %y = relay.match_dims %x, %r {pairs = array<i64: 0, 0>}
+        : (tensor<?xf32, #relay.dims<"a">>, tensor<?xf32, #relay.dims<"b">>) -> tensor<?xf32, #relay.dims<"b">>
+    """
+
+    name = "relay.match_dims"
+    data = operand_def(TensorType)
+    ref = operand_def(TensorType)
+    result = result_def(TensorType)
+    pairs = ints_prop()
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, ref = expect_count(name, types, 2)
+        pairs = list(attrs["pairs"])
+        if len(pairs) % 2:
+            raise ShapeError(f"'{name}' pairs must list (data axis, ref axis) pairs")
+        shape, other = list(shape_of(data)), shape_of(ref)
+        for a, r in zip(pairs[::2], pairs[1::2]):
+            shape[norm_axis(name, a, len(shape))] = other[norm_axis(name, r, len(other))]
+        return [tensor(shape, data.element_type)]
+
+
+DATA_DEPENDENT_OPS = [NonZeroOp, UniqueOp, NonMaxSuppressionOp, SliceIndicesOp, TopKOp, MatchDimsOp]

@@ -364,6 +364,8 @@ class Node:
             value = self.importer.env.get(self.node.input[i]) if self.has_input(i) else None
             if value is None or value.items is not None:
                 continue
+            if value.ssa is not None and not isinstance(value.ssa.type, TensorType):
+                continue  # a run-time sequence
             name = self.input_names[i]
             if is_symbolic(value.array):
                 found.append(f"'{name}' holds {fmt_dims(list(value.array.flat))}")

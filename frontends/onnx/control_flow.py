@@ -23,9 +23,11 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import dim_str, make_tensor, shape_of, symbol, symbols_of
+from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.deferred import drop_partial
+from xrelay.frontends.onnx.sequence import element_type, general, lift
 from xrelay.frontends.onnx.registry import onnx_op
 
 MAX_STEPS = 1024
@@ -130,9 +132,9 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
     else:
         max_trip = b.constant(np.array(np.iinfo(np.int64).max, np.int64))
     cond = _scalar(b, b.input(1), i1, "the condition") if b.has_input(1) else b.constant(np.array(True))
-    initial = [b.ssa(v) for v in carried]
+    initial = [_operand(b, v, 2 + i) for i, v in enumerate(carried)]
     arg_types = [v.type for v in initial]
-    outer_symbols = {s for t in arg_types for s in symbols_of(t)}
+    outer_symbols = {s for t in arg_types for s in _symbols(t)}
     carried_symbols: set[str] = set()  # made for the body's arguments: each stands for any size
     for _attempt in range(4):
         before = set(importer._fresh)
@@ -145,14 +147,14 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
             _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True, free=carried_symbols)
             for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
         ]
-        carried_symbols |= {s for t in widened for s in symbols_of(t)} - outer_symbols
+        carried_symbols |= {s for t in widened for s in _symbols(t)} - outer_symbols
         if widened == arg_types:
             break
         arg_types = widened
         _erase(block)
     else:
         raise b.error("the loop-carried shapes do not settle")
-    local = (importer._fresh - before) | {s for t in arg_types for s in symbols_of(t)}
+    local = (importer._fresh - before) | {s for t in arg_types for s in _symbols(t)}
     saved = importer.block
     importer.block = block
     try:
@@ -164,7 +166,9 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
     scan_types = [
         _fresh_dims(b, [steps, *shape_of(o.type)], o.type, local) for o in outs[1 + len(initial) :]
     ]
-    result_types = [_fresh_dims(b, shape_of(t), t, local) for t in arg_types]
+    result_types = [
+        t if isinstance(t, SequenceType) else _fresh_dims(b, shape_of(t), t, local) for t in arg_types
+    ]
     op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)
     b.emit(op)
     return [Value(ssa=r) for r in op.outputs]
@@ -182,10 +186,28 @@ def _scalar(b: Node, value: SSAValue, elem, what: str) -> SSAValue:
     return b.emit(relay.ReshapeOp(value, newshape=[]))
 
 
+def _symbols(t) -> set[str]:
+    return set() if isinstance(t, SequenceType) else symbols_of(t)
+
+
+def _operand(b: Node, value: Value, i: int) -> SSAValue:
+    """A tensor's SSA value; a sequence as a run-time sequence."""
+    if value.items is not None:
+        return lift(b, value, element_type(b.importer.inferred_value_types().get(b.node.input[i])))
+    return b.ssa(value)
+
+
 def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] = frozenset()):
     """The type of a value that is `x` on one path and `y` on another: dimensions that
     differ become fresh symbols (a dimension of `x` that is one of the symbols `free`
-    already stands for any size)."""
+    already stands for any size); sequences keep what their elements share."""
+    if isinstance(x, SequenceType) or isinstance(y, SequenceType):
+        joined = None
+        if isinstance(x, SequenceType) and isinstance(y, SequenceType):
+            joined = general([x.element, y.element])
+        if joined is None:
+            raise b.unsupported(f"{what} is {x} on one path and {y} on another")
+        return SequenceType(joined)
     if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
         raise b.unsupported(f"{what} changes its element type or rank ({x} and {y})")
     dims = []

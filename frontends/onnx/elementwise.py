@@ -7,11 +7,13 @@ import math
 
 import numpy as np
 import onnx
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type, narrow_dtype
 from xrelay.frontends.onnx import narrow
-from xrelay.frontends.onnx.binder import Node
+from xrelay.frontends.onnx.binder import Node, Value
+from xrelay.frontends.common import match_run_time_dims
 from xrelay.frontends.onnx.registry import onnx_op
 
 
@@ -43,7 +45,7 @@ BINARY = {
 
 def _binary(b: Node) -> SSAValue:
     lhs, rhs = b.input(0), legacy_broadcast(b, b.input(1))
-    return b.emit(BINARY[b.op_type](lhs, rhs))
+    return b.emit(BINARY[b.op_type](lhs, match_run_time_dims(b, rhs, lhs)))
 
 
 for _name in BINARY:
@@ -158,7 +160,10 @@ for _name in UNARY:
 
 
 @onnx_op("Identity")
-def identity(b: Node) -> SSAValue:
+def identity(b: Node) -> SSAValue | Value:
+    value = b.value(0)
+    if value.items is not None or (value.ssa is not None and not isinstance(value.ssa.type, TensorType)):
+        return value  # a sequence
     return b.input(0)
 
 

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xrelay.dialects.dims import symbol, symbol_name
+from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -229,6 +230,15 @@ class GraphImporter:
     def _input_type(self, value: onnx.ValueInfoProto):
         name = value.name
         kind = value.type.WhichOneof("value")
+        if kind == "sequence_type":
+            from xrelay.frontends.onnx.sequence import element_type
+
+            element = element_type(value.type)
+            if element is None:
+                raise UnsupportedOpsError(
+                    f"input '{name}' is a sequence of undeclared element type or rank"
+                )
+            return SequenceType(element)
         if kind not in (None, "tensor_type"):
             raise UnsupportedOpsError(
                 f"input '{name}' is a {kind.removesuffix('_type')}: inputs must be tensors"
@@ -419,6 +429,17 @@ class GraphImporter:
         finally:
             self.env = saved
 
+    def _lift(self, value: Value, out: onnx.ValueInfoProto, block: Block) -> SSAValue:
+        """A sequence held at import (`value.items`) as a run-time sequence, built in `block`."""
+        from xrelay.frontends.onnx.sequence import element_type, lift
+
+        node = onnx.helper.make_node("SequenceConstruct", [], [out.name], name=out.name)
+        saved, self.block = self.block, block
+        try:
+            return lift(Node(self, node, 0, False), value, element_type(out.type))
+        finally:
+            self.block = saved
+
     def convert_region(
         self, graph: onnx.GraphProto, block: Block, bindings: Mapping[str, Value]
     ) -> list[SSAValue]:
@@ -441,10 +462,7 @@ class GraphImporter:
                     raise Error(f"subgraph '{graph.name}' output '{out.name}' is not produced")
                 value = self.env[out.name]
                 if value.items is not None:
-                    raise UnsupportedOpsError(
-                        f"subgraph '{graph.name}' output '{out.name}' is a sequence, which "
-                        "run-time control flow does not carry yet"
-                    )
+                    value = Value(ssa=self._lift(value, out, block))
                 if value.ssa is None and is_symbolic(value.array):
                     value.ssa = dims_tensor(_Appender(block, _name_loc(out.name)), value.array)
                 if value.ssa is None:
@@ -496,10 +514,8 @@ class GraphImporter:
             if out.name not in self.env:
                 raise Error(f"graph output '{out.name}' is not produced by any node")
             value = self.env[out.name]
-            if value.items is not None:
-                raise UnsupportedOpsError(
-                    f"graph output '{out.name}' is a sequence: outputs must be tensors"
-                )
+            if value.items is not None:  # returned as a list
+                value = Value(ssa=self._lift(value, out, self.block))
             if value.ssa is None and is_symbolic(value.array):  # Shape of a dynamic tensor
                 value.ssa = dims_tensor(_Appender(self.block, _name_loc(out.name)), value.array)
             if value.ssa is None:

@@ -147,10 +147,18 @@ def _same_known(a: Any, b: Any) -> bool:
 
 
 def _join(
-    imp: ScriptImporter, label: str, x: Attribute, y: Attribute, what: str, stem: str, keep: bool
+    imp: ScriptImporter,
+    label: str,
+    x: Attribute,
+    y: Attribute,
+    what: str,
+    stem: str,
+    widened: set[str] | None = None,
 ) -> TensorType:
     """The type of a value that is `x` on one path and `y` on another: dimensions that
-    differ (and, unless `keep`, unknown ones) become fresh symbols named after `stem`."""
+    differ become fresh symbols named after `stem`. For an if (`widened` None) unknown
+    dimensions do too; for a loop-carried value, `x` is the body's argument and a dimension
+    that is already a symbol of `widened` (made by an earlier widening: any size) stays."""
     assert isinstance(x, TensorType) and isinstance(y, TensorType)
     if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
         raise Error(
@@ -159,8 +167,17 @@ def _join(
         )
     dims = []
     for axis, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
-        same = p == q and (keep or dim_str(p) != "?")
-        dims.append(p if same else symbol(imp.fresh_symbol(f"{stem}_{axis}")))
+        if widened is None:
+            same = p == q and dim_str(p) != "?"
+        else:
+            same = p == q or (not isinstance(p, int) and p.is_Symbol and p.name in widened)
+        if same:
+            dims.append(p)
+            continue
+        name = imp.fresh_symbol(f"{stem}_{axis}")
+        if widened is not None:
+            widened.add(name)
+        dims.append(symbol(name))
     return make_tensor(x.element_type, dims)
 
 
@@ -186,7 +203,7 @@ def runtime_if(imp: ScriptImporter, node: torch._C.Node, condition: SSAValue) ->
     ]
     stem = _stem(imp, node)
     types = [
-        _join(imp, label, x.type, y.type, f"output {i}", f"{stem}_r{i}", keep=False)
+        _join(imp, label, x.type, y.type, f"output {i}", f"{stem}_r{i}")
         for i, x, y in zip(yielded, *values)
     ]
     for block, vals in zip(blocks, values):
@@ -224,6 +241,7 @@ def runtime_loop(
     stem = _stem(imp, node)
     arg_types: list[Attribute] = [v.type for v in initial]
     counts, symbols = Counter(imp.counts), set(imp.symbols)
+    any_size: set[str] = set()  # the symbols widening makes: a carried size at each step
     for _attempt in range(MAX_WIDENINGS):
         imp.counts = Counter(counts)  # every attempt names its ops alike
         block = Block(arg_types=[TensorType(i64, []), TensorType(i1, []), *arg_types])
@@ -235,7 +253,7 @@ def runtime_loop(
             for k in moving
         ]
         widened = [
-            _join(imp, label, t, v.type, f"loop-carried value {k}", f"{stem}_c{k}", keep=True)
+            _join(imp, label, t, v.type, f"loop-carried value {k}", f"{stem}_c{k}", any_size)
             for t, v, k in zip(arg_types, nexts, moving)
         ]
         if widened == arg_types:

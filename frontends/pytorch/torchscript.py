@@ -478,6 +478,11 @@ class ScriptImporter:
             return torch.device("cpu")
         if kind == "aten::warn":
             return None
+        if kind == "prim::RaiseException" and self.local is not None:
+            raise Error(
+                f"PyTorch op {self._label(node)}: unsupported exception raised inside a run-time "
+                "if or loop (a check of the data)"
+            )
         if kind == "prim::If":
             return self._if(node, inputs[0])
         if kind == "prim::Loop":

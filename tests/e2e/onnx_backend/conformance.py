@@ -61,6 +61,13 @@ def compare(outputs, expected, rtol: float, atol: float) -> None:
         raise AssertionError(f"{len(outputs)} outputs, expected {len(expected)}")
     for i, (got, want) in enumerate(zip(outputs, expected)):
         want = as_array(want)
+        if isinstance(want, list) or isinstance(got, list):  # a sequence: element by element
+            if not isinstance(got, list) or not isinstance(want, list):
+                raise AssertionError(f"output {i}: {type(got).__name__}, expected {type(want).__name__}")
+            if len(got) != len(want):
+                raise AssertionError(f"output {i}: a sequence of {len(got)}, expected {len(want)}")
+            compare(got, want, rtol, atol)
+            continue
         if got.dtype != want.dtype or got.shape != want.shape:
             raise AssertionError(
                 f"output {i}: {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
