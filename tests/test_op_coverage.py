@@ -74,5 +74,10 @@ def test_vm_op_is_covered(op):
         assert op.name in INVALID, f"{op.name} has no invalid case in {DIALECT_TESTS}"
     if op in relay.DATA_DEPENDENT_OPS:
         assert op in IMPLS, f"{op.name} has no reference implementation"
+    if op in relay.SEQUENCE_OPS:
+        from xrelay.reference.sequence import SEQUENCE_IMPLS
+
+        assert op in SEQUENCE_IMPLS, f"{op.name} has no reference implementation"
+    if op not in relay.CONTROL_OPS:
         assert op in HOST_OPS, f"{op.name} has no host implementation in the VM"
     assert op not in LOWERINGS

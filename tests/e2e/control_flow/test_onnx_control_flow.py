@@ -291,3 +291,60 @@ def test_top_k_with_k_computed_from_the_data():
     feeds = [{"x": rng.standard_normal(10).astype(np.float32) + s} for s in (0.0, 2.0, -3.0)]
     feeds.append({"x": np.array([1, 1, 0, 2, 2, -1, 1, 0, 3, 3], np.float32)})  # ties
     _check(model, feeds)
+
+
+def test_sequences_passed_in_grown_in_a_loop_and_returned():
+    """A sequence input, grown by a Loop with a run-time trip count (SequenceInsert of a
+    slice at the iteration number), returned with its length and its concatenation."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Unsqueeze", ["i", "axes"], ["start"]),
+            helper.make_node("Add", ["start", "one"], ["end"]),
+            helper.make_node("Slice", ["x", "start", "end"], ["piece"]),
+            helper.make_node("SequenceInsert", ["seq_in", "piece"], ["seq_out"]),
+            helper.make_node("Identity", ["c"], ["c_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", I64, []),
+            helper.make_tensor_value_info("c", B, []),
+            helper.make_tensor_sequence_value_info("seq_in", F, None),
+        ],
+        [helper.make_tensor_value_info("c_out", B, []), helper.make_tensor_sequence_value_info("seq_out", F, None)],
+        initializer=[helper.make_tensor("axes", I64, [1], [0]), helper.make_tensor("one", I64, [1], [1])],
+    )
+    model = _model(
+        [
+            helper.make_node("Loop", ["M", "", "seq"], ["grown"], body=body),
+            helper.make_node("SequenceLength", ["grown"], ["n"]),
+            helper.make_node("ConcatFromSequence", ["grown"], ["joined"], axis=0),
+        ],
+        [
+            helper.make_tensor_value_info("M", I64, []),
+            helper.make_tensor_value_info("x", F, [6]),
+            helper.make_tensor_sequence_value_info("seq", F, [None]),
+        ],
+        [
+            helper.make_tensor_sequence_value_info("grown", F, None),
+            helper.make_tensor_value_info("n", I64, []),
+            helper.make_tensor_value_info("joined", F, None),
+        ],
+    )
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(6).astype(np.float32)
+    mod, params = xrelay.from_onnx(model)
+    lib, ref = xrelay.build(mod, params), xrelay.create_executor("debug", mod, params)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for m, seq in ((3, [np.ones(2, np.float32)]), (0, [np.ones(1, np.float32)] * 2), (5, [np.zeros(4, np.float32)])):
+        feed = {"M": np.array(m, np.int64), "x": x, "seq": seq}
+        want = sess.run(None, feed)
+        for got in (lib.run(**feed), ref.run(**feed)):
+            assert isinstance(got[0], list) and len(got[0]) == len(want[0])
+            for g, w in zip(got[0], want[0]):
+                np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(got[1], want[1])
+            np.testing.assert_array_equal(got[2], want[2])
+    with pytest.raises(xrelay.Error, match="input 'seq' is a sequence: pass a list"):
+        lib.run(M=np.array(1, np.int64), x=x, seq=x)
+    with pytest.raises(xrelay.Error, match="input 'seq' element 0 is float64"):
+        lib.run(M=np.array(1, np.int64), x=x, seq=[np.ones(2)])

@@ -172,13 +172,9 @@ def test_dynamic_input_an_op_needs_static_sizes_for_converts_per_size():
         np.testing.assert_allclose(got, net(x).detach().numpy(), rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.xfail(
-    reason="the debug executor evaluates a relay.deferred expansion with evaluate_function, "
-    "which has no implementation for the relay.if it expands to (reference/executor.py)",
-    raises=xrelay.Error,
-    strict=True,
-)
 def test_debug_executor_on_a_per_size_conversion_with_an_if():
+    """Regression: a relay.deferred node that expands into relay.if was evaluated without
+    the control-flow walk ("no reference implementation for 'relay.if'")."""
     net, cases = _linear_cases()
     mod, params = xrelay.from_pytorch(torch.jit.script(net), [("x", (None, 4))])
     debug = xrelay.create_executor("debug", mod, params)

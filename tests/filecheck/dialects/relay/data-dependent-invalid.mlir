@@ -42,3 +42,12 @@ func.func @f(%x: tensor<4xf32>, %k: tensor<1xi64>) {
   func.return
 }
 // CHECK: error: 'relay.topk' op k must be tensor<i64>, got tensor<1xi64>
+
+// -----
+
+// match_dims pairs a data axis with a ref axis.
+func.func @f(%x: tensor<?xf32, #relay.dims<"a">>, %r: tensor<?xf32, #relay.dims<"b">>) {
+  %y = relay.match_dims %x, %r {pairs = array<i64: 0>} : (tensor<?xf32, #relay.dims<"a">>, tensor<?xf32, #relay.dims<"b">>) -> tensor<?xf32, #relay.dims<"b">>
+  func.return
+}
+// CHECK: error: 'relay.match_dims' op pairs must list (data axis, ref axis) pairs

@@ -9,6 +9,7 @@ func.func @main(%x: tensor<3x4xf32>, %v: tensor<6xf32>, %boxes: tensor<1x6x4xf32
   %n = relay.non_max_suppression %boxes, %scores, %k, %iou, %s {size = "sel", center_point_box = 1 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64, #relay.dims<"sel">>
   %j = relay.slice_indices %x, %lo, %hi {size = "len", axis = 1 : i64, step = 2 : i64} : (tensor<3x4xf32>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #relay.dims<"len">>
   %tv, %ti = relay.topk %x, %k {size = "kk", axis = 1 : i64, largest = 0 : i64} : (tensor<3x4xf32>, tensor<i64>) -> (tensor<3x?xf32, #relay.dims<"kk">>, tensor<3x?xi64, #relay.dims<"kk">>)
+  %m = relay.match_dims %tv, %x {pairs = array<i64: 1, 1>} : (tensor<3x?xf32, #relay.dims<"kk">>, tensor<3x4xf32>) -> tensor<3x4xf32>
   %d = relay.add %u#0, %u#0 : (tensor<?xf32, #relay.dims<"u">>, tensor<?xf32, #relay.dims<"u">>) -> tensor<?xf32, #relay.dims<"u">>
   func.return %d : tensor<?xf32, #relay.dims<"u">>
 }
@@ -19,4 +20,5 @@ func.func @main(%x: tensor<3x4xf32>, %v: tensor<6xf32>, %boxes: tensor<1x6x4xf32
 // CHECK: relay.non_max_suppression %boxes, %scores, %k, %iou, %s {size = "sel", center_point_box = 1 : i64}
 // CHECK: relay.slice_indices %x, %lo, %hi {size = "len", axis = 1 : i64, step = 2 : i64}
 // CHECK: relay.topk %x, %k {size = "kk", axis = 1 : i64, largest = 0 : i64}
+// CHECK: relay.match_dims %tv, %x {pairs = array<i64: 1, 1>}
 // CHECK: relay.add {{.*}} -> tensor<?xf32, #relay.dims<"u">>
