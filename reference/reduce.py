@@ -20,7 +20,18 @@ def reduce(op, x: np.ndarray) -> np.ndarray:
     axis = None if op.attrs.axis is None else tuple(a % max(x.ndim, 1) for a in op.attrs.axis)
     if axis == () or x.ndim == 0:
         return x.copy()
-    return REDUCERS[type(op)](x, axis=axis, keepdims=op.attrs.keepdims).astype(x.dtype)
+    extra = {}
+    if x.size == 0 and isinstance(op, relay.MaxOp | relay.MinOp):  # nothing to compare
+        extra["initial"] = _lowest(x.dtype) if isinstance(op, relay.MaxOp) else _highest(x.dtype)
+    return REDUCERS[type(op)](x, axis=axis, keepdims=op.attrs.keepdims, **extra).astype(x.dtype)
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if dtype.kind == "f" else False if dtype.kind == "b" else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype):
+    return np.inf if dtype.kind == "f" else True if dtype.kind == "b" else np.iinfo(dtype).max
 
 
 @impl(relay.ArgmaxOp, relay.ArgminOp)

@@ -211,7 +211,9 @@ class GraphImporter:
         return self._value_types
 
     def fresh_symbol(self, name: str) -> str:
-        """`name`, or `name_<k>`, not yet used by an input or another deferred result."""
+        """`name` (made a valid symbol name), or `name_<k>`, not yet used by an input or
+        another fresh symbol."""
+        name = symbol_name(name)
         taken = self._fresh | {
             s
             for v in self.graph.input

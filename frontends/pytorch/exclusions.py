@@ -29,7 +29,6 @@ EXCLUDED: dict[str, str] = {
     "aten::sym_storage_offset": LAYOUT,
     "aten::_fft_r2c": COMPLEX,
     "aten::_fft_c2r": COMPLEX,
-    "aten::nonzero": "data-dependent output shape (the count of nonzero elements)",
     "aten::_local_scalar_dense": (
         "Tensor.item(): a run-time value turned into a Python number that steers the graph"
     ),

@@ -13,6 +13,7 @@ are bounded by MAX_PAIRS elements; past it the op is unsupported. Index values a
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -120,11 +121,62 @@ def _flat(c: Call, x: SSAValue) -> SSAValue:
     return _reshape(c, x, [math.prod(_shape(x))])
 
 
+# --- data-dependent sizes: relay.nonzero (computed by the VM, docs/control-flow.md) -----------
+
+_SIZES = itertools.count()
+
+
+def _count_symbol(what: str) -> str:
+    """A symbol for a size the data decides, unique in the process."""
+    return f"{what}_{next(_SIZES)}"
+
+
+def _positions(c: Call, mask: SSAValue) -> SSAValue:
+    """The flat positions where `mask` (any rank) is true: [n] int64, n decided at run time."""
+    flat = _flat(c, mask) if len(_shape(mask)) != 1 else mask
+    found = c.emit(relay.NonZeroOp(flat, size=_count_symbol("nonzero")))  # [1, n]
+    return c.emit(relay.SqueezeOp(found, axis=[0]))
+
+
+def _masked(c: Call, x: SSAValue, mask: SSAValue) -> SSAValue:
+    """x[mask] for a boolean mask over x's leading axes, computed at run time."""
+    xs, ms = _shape(x), _shape(mask)
+    if xs[: len(ms)] != ms:
+        raise c.error(f"the mask's shape {ms} does not match the indexed shape {xs[: len(ms)]}")
+    rows = _reshape(c, x, [math.prod(ms), *xs[len(ms) :]])
+    return c.emit(relay.TakeOp(rows, _positions(c, mask), axis=0))
+
+
+@aten_op("nonzero")
+def nonzero(c: Call) -> SSAValue:
+    """The indices of the nonzero elements, one row each ([n, rank], n decided at run time)."""
+    x = c.tensor(0)
+    found = c.emit(relay.NonZeroOp(x, size=_count_symbol("nonzero")))
+    return c.emit(relay.TransposeOp(found, axes=[1, 0]))
+
+
+@aten_op("masked_select")
+def masked_select(c: Call) -> SSAValue:
+    """The elements of x (broadcast with mask) where mask is true, flattened."""
+    x, mask = c.tensor(0), c.tensor("mask", np.bool_)
+    shape = list(broadcast_shapes(tuple(_shape(x)), tuple(_shape(mask))))
+    if _shape(x) != shape:
+        x = c.emit(relay.BroadcastToOp(x, shape=shape))
+    if _shape(mask) != shape:
+        mask = c.emit(relay.BroadcastToOp(mask, shape=shape))
+    return c.emit(relay.TakeOp(_flat(c, x), _positions(c, mask), axis=0))
+
+
 @aten_op("index")
 def index(c: Call) -> SSAValue:
     """x[indices]: one index tensor is a `take` along its axis; several (or with a full axis
-    before them) gather flat positions."""
+    before them) gather flat positions; a boolean mask computed at run time selects the rows
+    where it is true (a data-dependent size)."""
     x = c.tensor(0)
+    raw = [v for v in c.raw("indices")]
+    if len(raw) == 1 and isinstance(raw[0], SSAValue) and _dtype(raw[0]) in (np.bool_, np.uint8):
+        mask = raw[0] if _dtype(raw[0]) == np.bool_ else c.as_tensor(raw[0], np.bool_)
+        return _masked(c, x, mask)
     indices = _index_list(c, "indices", c.rank(0))
     used = [d for d, v in enumerate(indices) if v is not None]
     if not used:

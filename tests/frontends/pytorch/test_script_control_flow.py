@@ -210,3 +210,22 @@ class InPlace(nn.Module):
 def test_in_place_update_of_an_outer_value_in_a_branch_is_an_error():
     with pytest.raises(xrelay.Error, match=r"'aten::add_' \(#1\): unsupported in-place update"):
         xrelay.from_pytorch(torch.jit.script(InPlace()), [("x", (2, 3))])
+
+
+class Masked(nn.Module):
+    def forward(self, x: torch.Tensor):
+        return x[x > 0] * 2, torch.nonzero(x), torch.masked_select(x, x < -0.5).sum()
+
+
+def test_masked_selection_gives_a_data_dependent_size():
+    """x[mask], nonzero and masked_select with a mask computed at run time: relay.nonzero,
+    one build, results of the size the data selects (none, some, all)."""
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
+    mod, lib = _check(Masked(), [("x", (3, 4))], [(x,), (-torch.ones(3, 4),), (torch.ones(3, 4),)])
+    assert "relay.nonzero" in str(mod)
+
+
+def test_a_data_dependent_size_through_torch_export_is_a_clear_error():
+    ep = torch.export.export(Masked(), (torch.randn(3, 4),))
+    with pytest.raises(xrelay.Error, match="dynamic"):
+        xrelay.from_exported_program(ep)
