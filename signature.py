@@ -27,7 +27,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xrelay.dialects.dims import Dim, dim_str, evaluate, fmt_dims, shape_of
-from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -35,6 +34,7 @@ from xrelay.dialects.dtypes import (
     storage_dtype,
     to_storage,
 )
+from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.errors import Error, ShapeError
 
 NAME_ATTR = "xrelay.name"
@@ -108,7 +108,9 @@ class Argument:
     dtype: np.dtype  # what callers pass
     is_param: bool
     storage: np.dtype | None = None  # what native code reads, when it differs from dtype
-    sequence: bool = False  # a list of arrays of this dtype and rank (`shape` fixes their static dims)
+    sequence: bool = (
+        False  # a list of arrays of this dtype and rank (`shape` fixes their static dims)
+    )
 
 
 @dataclass(frozen=True)
@@ -300,7 +302,8 @@ def _sequence_input(arg: Argument, value: Any) -> list[np.ndarray]:
         unranked = arg.shape == (UNRANKED,)
         fits = array.dtype == arg.dtype and (unranked or len(array.shape) == len(arg.shape))
         fits = fits and (
-            unranked or all(not isinstance(d, int) or d == n for d, n in zip(arg.shape, array.shape))
+            unranked
+            or all(not isinstance(d, int) or d == n for d, n in zip(arg.shape, array.shape))
         )
         if not fits:
             raise Error(

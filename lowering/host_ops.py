@@ -44,7 +44,11 @@ def unique(op: relay.UniqueOp, operands: list[np.ndarray]) -> list[np.ndarray]:
         along = axis % x.ndim
         keys = x
     values, first, inverse, counts = np.unique(
-        keys, return_index=True, return_inverse=True, return_counts=True, axis=None if axis is None else along
+        keys,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+        axis=None if axis is None else along,
     )
     inverse = inverse.reshape(-1)
     if not op.attrs["sorted"]:  # the order of first occurrence
@@ -63,10 +67,14 @@ def _corners(boxes: np.ndarray, center: bool) -> np.ndarray:
         x, y, w, h = boxes.T
         return np.stack([y - h / 2, x - w / 2, y + h / 2, x + w / 2], axis=1)
     y1, x1, y2, x2 = boxes.T
-    return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], 1)
+    return np.stack(
+        [np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], 1
+    )
 
 
-def non_max_suppression(op: relay.NonMaxSuppressionOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+def non_max_suppression(
+    op: relay.NonMaxSuppressionOp, operands: list[np.ndarray]
+) -> list[np.ndarray]:
     boxes, scores, max_out, iou_t, score_t = operands
     limit = int(max_out)
     iou_t, score_t = float(iou_t), float(score_t)

@@ -39,7 +39,14 @@ from xrelay.dialects.dims import shape_of, symbols_of
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.lowering.host_ops import HOST_OPS
-from xrelay.signature import FunctionSignature, arg_attrs, bind_dims, check_inputs, main_function, param_name
+from xrelay.signature import (
+    FunctionSignature,
+    arg_attrs,
+    bind_dims,
+    check_inputs,
+    main_function,
+    param_name,
+)
 
 DEFAULT_MAX_ITERATIONS = 1_000_000
 
@@ -92,9 +99,7 @@ class VMLibrary:
         self.signature = FunctionSignature.of(self.function)
         self.params = {k: np.asarray(v, order="C") for k, v in params.items()}
         self.build_options = dict(build_options or {})
-        self.max_iterations = int(
-            os.environ.get("XRELAY_MAX_ITERATIONS", DEFAULT_MAX_ITERATIONS)
-        )
+        self.max_iterations = int(os.environ.get("XRELAY_MAX_ITERATIONS", DEFAULT_MAX_ITERATIONS))
         self.segments: list[Segment] = []
         self.meta: dict[str, Any] = {}
         self._constants: dict[SSAValue, np.ndarray] = {}
@@ -214,7 +219,9 @@ class VMLibrary:
         env: dict[SSAValue, np.ndarray] = dict(self._constants)
         env.update(zip(self.function.body.block.args, arrays))
         results = self._run(self.program, env)
-        return self.signature.outputs([r if isinstance(r, list) else np.asarray(r) for r in results])
+        return self.signature.outputs(
+            [r if isinstance(r, list) else np.asarray(r) for r in results]
+        )
 
     __call__ = run
 
@@ -270,6 +277,11 @@ class VMLibrary:
                 results.append(np.zeros((0, *dims), _dtype(out)))
         env.update(zip(op.outputs, results))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its module, parameters and build options: unpickling builds again
+        (the compile cache makes that a lookup where the segments are cached)."""
+        return (_restore, (str(self.module), self.params, self.build_options))
+
     # --- what cannot be done yet ----------------------------------------------------------
 
     def profile(self, reset: bool = False) -> Any:
@@ -295,3 +307,9 @@ def _dtype(value: SSAValue) -> np.dtype:
     from xrelay.dialects.dtypes import numpy_dtype
 
     return numpy_dtype(value.type.element_type)
+
+
+def _restore(text: str, params: Mapping[str, np.ndarray], options: Mapping[str, Any]) -> VMLibrary:
+    from xrelay.ir import parse_module
+
+    return VMLibrary(parse_module(text), params, options)

@@ -18,15 +18,17 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import is_dynamic, shape_of
-from xrelay.dialects.specialize import specialize_op
+from xrelay.dialects.dtypes import tensor_type
+from xrelay.dialects.specialize import specialize_op, specialize_types
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.reference.registry import impl
 from xrelay.reference.sequence import SEQUENCE_IMPLS
+from xrelay.signature import main_function
 
 MAX_ITERATIONS = 1_000_000
 
@@ -49,7 +51,9 @@ def evaluate_dynamic(fn: func.FuncOp, args: Sequence[np.ndarray]) -> list[np.nda
     return _block(block, env, binding)
 
 
-def _bind(t: Attribute, shape: tuple[int, ...], binding: dict[str, int], force: bool = False) -> None:
+def _bind(
+    t: Attribute, shape: tuple[int, ...], binding: dict[str, int], force: bool = False
+) -> None:
     """Learn the symbols `t` names from an array of `shape`."""
     if not isinstance(t, TensorType):
         return
@@ -58,19 +62,25 @@ def _bind(t: Attribute, shape: tuple[int, ...], binding: dict[str, int], force: 
             binding[d.name] = int(size)
 
 
-def _block(block: Block, env: dict[SSAValue, np.ndarray], binding: dict[str, int]) -> list[np.ndarray]:
+def _block(
+    block: Block, env: dict[SSAValue, np.ndarray], binding: dict[str, int]
+) -> list[np.ndarray]:
     from xrelay.reference.executor import evaluate_op
 
     for op in block.ops:
         if isinstance(op, func.ReturnOp | relay.YieldOp):
             return [env[v] for v in op.operands]
         if isinstance(op, relay.IfOp):
-            region = op.then_region if bool(np.asarray(env[op.cond]).reshape(-1)[0]) else op.else_region
+            region = (
+                op.then_region if bool(np.asarray(env[op.cond]).reshape(-1)[0]) else op.else_region
+            )
             results = _block(region.block, env, dict(binding))
         elif isinstance(op, relay.LoopOp):
             results = _loop(op, env, binding)
         elif type(op) in SEQUENCE_IMPLS:  # lists, not arrays
             results = SEQUENCE_IMPLS[type(op)](op, *[env[v] for v in op.operands])
+        elif isinstance(op, relay.DeferredOp):  # converted for these operands' values
+            results = _deferred(op, [env[v] for v in op.operands])
         elif isinstance(op, tuple(relay.DATA_DEPENDENT_OPS)):
             results = evaluate_op(op, [env[v] for v in op.operands])
         else:
@@ -82,7 +92,25 @@ def _block(block: Block, env: dict[SSAValue, np.ndarray], binding: dict[str, int
     raise Error("a block with no terminator")
 
 
-def _ordinary(op: Operation, operands: list[np.ndarray], binding: dict[str, int], evaluate_op) -> list[np.ndarray]:
+def _deferred(op: relay.DeferredOp, operands: list[np.ndarray]) -> list[np.ndarray]:
+    """A relay.deferred node among ops of run-time sizes: converted on its own, for the
+    operands' shapes and the values it reads, then evaluated."""
+    from xrelay.reference.executor import evaluate_function, evaluate_op
+
+    block = Block(arg_types=[tensor_type(a.shape, a.dtype) for a in operands])
+    copy = op.clone(value_mapper=dict(zip(op.operands, block.args)))
+    block.add_op(copy)
+    block.add_op(func.ReturnOp(*copy.results))
+    types = FunctionType.from_lists(list(block.arg_types), [r.type for r in copy.results])
+    module = ModuleOp([func.FuncOp("main", types, Region(block))])
+    values = {i: operands[i] for i in op.value_indices}
+    specialize_types(module, {}, location_str, values, evaluate_op)
+    return evaluate_function(main_function(module), operands)
+
+
+def _ordinary(
+    op: Operation, operands: list[np.ndarray], binding: dict[str, int], evaluate_op
+) -> list[np.ndarray]:
     types = [v.type for v in (*op.operands, *op.results)]
     if not any(is_dynamic(t) for t in types) and "dims" not in op.properties:
         return evaluate_op(op, operands)
@@ -94,7 +122,9 @@ def _ordinary(op: Operation, operands: list[np.ndarray], binding: dict[str, int]
         copy.erase(safe_erase=False)
 
 
-def _loop(op: relay.LoopOp, env: dict[SSAValue, np.ndarray], binding: dict[str, int]) -> list[np.ndarray]:
+def _loop(
+    op: relay.LoopOp, env: dict[SSAValue, np.ndarray], binding: dict[str, int]
+) -> list[np.ndarray]:
     n = len(op.initial)
     trip = int(np.asarray(env[op.max_trip]))
     cond = bool(np.asarray(env[op.cond]))
@@ -240,6 +270,8 @@ def _match_dims(op, x, ref):
     target = list(x.shape)
     for a, r in zip(pairs[::2], pairs[1::2]):
         if x.shape[a] != ref.shape[r] and x.shape[a] != 1:
-            raise Error(f"{location_str(op)}: axis {a} has size {x.shape[a]}, not {ref.shape[r]} or 1")
+            raise Error(
+                f"{location_str(op)}: axis {a} has size {x.shape[a]}, not {ref.shape[r]} or 1"
+            )
         target[a] = ref.shape[r]
     return np.broadcast_to(x, target)

@@ -5,6 +5,7 @@ IMPLS)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,9 @@ def _index(op: Any, at: Any, n: int, insert: bool = False) -> int:
     i = int(np.asarray(at).reshape(-1)[0])
     i = i + n if i < 0 else i
     if i < 0 or i > n or (i == n and not insert):
-        raise Error(f"{location_str(op)}: position {int(np.asarray(at).reshape(-1)[0])} is out of range for a sequence of {n}")
+        raise Error(
+            f"{location_str(op)}: position {int(np.asarray(at).reshape(-1)[0])} is out of range for a sequence of {n}"
+        )
     return i
 
 
@@ -62,7 +65,7 @@ def _split(op, x, *split):
     if sum(sizes) != n or min(sizes, default=0) < 0:
         raise Error(f"{location_str(op)}: split sizes {sizes} do not add up to {n}")
     starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    return [[np.take(x, range(a, b), axis=axis) for a, b in zip(starts[:-1], starts[1:])]]
+    return [[np.take(x, range(a, b), axis=axis) for a, b in itertools.pairwise(starts)]]
 
 
 SEQUENCE_IMPLS: dict[type, Callable[..., list[Any]]] = {

@@ -15,14 +15,14 @@ from .control import CONTROL_OPS
 from .data_dependent import *
 from .data_dependent import DATA_DEPENDENT_OPS
 from .deferred import DeferredOp
-from .sequence import *
-from .sequence import SEQUENCE_OPS, SequenceType
 from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
 from .nn import *
 from .nn import NN_OPS
 from .reduce import *
 from .reduce import REDUCE_OPS
+from .sequence import *
+from .sequence import SEQUENCE_OPS, SequenceType
 from .tensor import *
 from .tensor import TENSOR_OPS
 
@@ -43,4 +43,16 @@ VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS, *SEQUENCE_OPS]
 
 Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr, SequenceType])
 
-__all__ = ["ALL_OPS", "CONTROL_OPS", "DATA_DEPENDENT_OPS", "SEQUENCE_OPS", "SequenceType", "VM_OPS", "Attrs", "DeferredOp", "DimsAttr", "Relay", "RelayOp"]
+__all__ = [
+    "ALL_OPS",
+    "CONTROL_OPS",
+    "DATA_DEPENDENT_OPS",
+    "SEQUENCE_OPS",
+    "VM_OPS",
+    "Attrs",
+    "DeferredOp",
+    "DimsAttr",
+    "Relay",
+    "RelayOp",
+    "SequenceType",
+]

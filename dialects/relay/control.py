@@ -112,7 +112,11 @@ class IfOp(IRDLOperation):
     )
 
     def __init__(
-        self, cond: SSAValue, result_types: Sequence[Attribute], then_block: Block, else_block: Block
+        self,
+        cond: SSAValue,
+        result_types: Sequence[Attribute],
+        then_block: Block,
+        else_block: Block,
     ) -> None:
         super().__init__(
             operands=[cond],
@@ -197,7 +201,10 @@ class LoopOp(IRDLOperation):
             if not isinstance(out, TensorType) or out.get_num_dims() < 1:
                 raise ShapeError(f"'{name}' scan output {i} must have a leading axis")
             stacked = TensorType(elem.element_type, [1, *elem.get_shape()])  # ranks and types
-            if out.element_type != elem.element_type or out.get_num_dims() != stacked.get_num_dims():
+            if (
+                out.element_type != elem.element_type
+                or out.get_num_dims() != stacked.get_num_dims()
+            ):
                 raise ShapeError(
                     f"'{name}' scan output {i} is {fmt_type(out)} for elements {fmt_type(elem)}"
                 )

@@ -85,7 +85,12 @@ class UniqueOp(RelayOp):
             axis = norm_axis(name, attrs["axis"], len(shape))
             n = shape[axis]
             out = [*shape[:axis], u, *shape[axis + 1 :]]
-        return [tensor(out, data.element_type), tensor((u,), i64), tensor((n,), i64), tensor((u,), i64)]
+        return [
+            tensor(out, data.element_type),
+            tensor((u,), i64),
+            tensor((n,), i64),
+            tensor((u,), i64),
+        ]
 
 
 @irdl_op_definition
@@ -121,7 +126,10 @@ class NonMaxSuppressionOp(RelayOp):
                 f"'{name}' scores must be [batch, classes, boxes] for boxes {fmt_type(boxes)}, "
                 f"got {fmt_type(scores)}"
             )
-        if not isinstance(boxes.element_type, AnyFloat) or scores.element_type != boxes.element_type:
+        if (
+            not isinstance(boxes.element_type, AnyFloat)
+            or scores.element_type != boxes.element_type
+        ):
             raise ShapeError(f"'{name}' boxes and scores must be floats of one type")
         if max_output.get_shape() != () or max_output.element_type != i64:
             raise ShapeError(f"'{name}' max_output must be tensor<i64>, got {fmt_type(max_output)}")

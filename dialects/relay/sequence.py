@@ -61,7 +61,10 @@ class SequenceType(ParametrizedAttribute, TypeAttribute):
 def fits(name: str, t: Attribute, element: TensorType, what: str) -> None:
     """A tensor of type `t` may be an element of a sequence of `element`s."""
     if isinstance(element, UnrankedTensorType):
-        if isinstance(t, TensorType | UnrankedTensorType) and t.element_type == element.element_type:
+        if (
+            isinstance(t, TensorType | UnrankedTensorType)
+            and t.element_type == element.element_type
+        ):
             return
         raise ShapeError(f"'{name}' {what} is {t}, which is not a {element} element")
     if isinstance(t, UnrankedTensorType):
@@ -155,7 +158,9 @@ class SeqEraseOp(_SeqOp):
     result = result_def(SequenceType)
 
     def __init__(self, seq: SSAValue, position: SSAValue | None) -> None:
-        super().__init__(operands=[seq, [] if position is None else [position]], result_types=[seq.type])
+        super().__init__(
+            operands=[seq, [] if position is None else [position]], result_types=[seq.type]
+        )
 
     def verify_(self) -> None:
         t = _seq(self.name, self.seq)
@@ -219,14 +224,18 @@ class ConcatFromSequenceOp(_SeqOp):
     def verify_(self) -> None:
         element = _seq(self.name, self.seq).element
         if not isinstance(element, TensorType):
-            raise ShapeError(f"'{self.name}' needs the elements' rank: the sequence is {self.seq.type}")
+            raise ShapeError(
+                f"'{self.name}' needs the elements' rank: the sequence is {self.seq.type}"
+            )
         rank = element.get_num_dims() + self.new_axis.value.data
         if not isinstance(self.result.type, TensorType) or self.result.type.get_num_dims() != rank:
             raise ShapeError(f"'{self.name}' result must have rank {rank}")
         if self.result.type.element_type != element.element_type:
             raise ShapeError(f"'{self.name}' result must hold {element.element_type}")
         if not 0 <= self.axis.value.data < rank:
-            raise ShapeError(f"'{self.name}' axis {self.axis.value.data} is out of range for rank {rank}")
+            raise ShapeError(
+                f"'{self.name}' axis {self.axis.value.data} is out of range for rank {rank}"
+            )
 
 
 @irdl_op_definition
@@ -242,7 +251,12 @@ class SplitToSequenceOp(_SeqOp):
     keepdims = prop_def(IntegerAttr)
 
     def __init__(
-        self, data: SSAValue, split: SSAValue | None, axis: int, keepdims: int, result_type: SequenceType
+        self,
+        data: SSAValue,
+        split: SSAValue | None,
+        axis: int,
+        keepdims: int,
+        result_type: SequenceType,
     ) -> None:
         super().__init__(
             operands=[data, [] if split is None else [split]],
@@ -254,10 +268,17 @@ class SplitToSequenceOp(_SeqOp):
         element = _seq(self.name, self.result, "result").element
         rank = self.data.type.get_num_dims()
         if not 0 <= self.axis.value.data < rank:
-            raise ShapeError(f"'{self.name}' axis {self.axis.value.data} is out of range for rank {rank}")
+            raise ShapeError(
+                f"'{self.name}' axis {self.axis.value.data} is out of range for rank {rank}"
+            )
         squeezed = self.split is None and not self.keepdims.value.data
-        if element.get_num_dims() != rank - squeezed or element.element_type != self.data.type.element_type:
-            raise ShapeError(f"'{self.name}' elements must be rank-{rank - squeezed} {self.data.type.element_type}")
+        if (
+            element.get_num_dims() != rank - squeezed
+            or element.element_type != self.data.type.element_type
+        ):
+            raise ShapeError(
+                f"'{self.name}' elements must be rank-{rank - squeezed} {self.data.type.element_type}"
+            )
         if self.split is not None and (
             self.split.type.get_num_dims() > 1 or self.split.type.element_type != i64
         ):

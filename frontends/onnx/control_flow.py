@@ -27,8 +27,8 @@ from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.deferred import drop_partial
-from xrelay.frontends.onnx.sequence import element_type, general, lift
 from xrelay.frontends.onnx.registry import onnx_op
+from xrelay.frontends.onnx.sequence import element_type, general, lift
 
 MAX_STEPS = 1024
 
@@ -79,7 +79,8 @@ def loop(b: Node) -> list[Value]:
     if len(names) != 2 + len(carried):
         raise b.error(f"the body takes {len(names)} inputs, expected {2 + len(carried)}")
     static = all(
-        not b.has_input(i) or (b.value(i).array is not None and np.asarray(b.value(i).array).dtype != object)
+        not b.has_input(i)
+        or (b.value(i).array is not None and np.asarray(b.value(i).array).dtype != object)
         for i in (0, 1)
     )
     if static:
@@ -131,7 +132,11 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         max_trip = _scalar(b, b.input(0), i64, "the trip count")
     else:
         max_trip = b.constant(np.array(np.iinfo(np.int64).max, np.int64))
-    cond = _scalar(b, b.input(1), i1, "the condition") if b.has_input(1) else b.constant(np.array(True))
+    cond = (
+        _scalar(b, b.input(1), i1, "the condition")
+        if b.has_input(1)
+        else b.constant(np.array(True))
+    )
     initial = [_operand(b, v, 2 + i) for i, v in enumerate(carried)]
     arg_types = [v.type for v in initial]
     outer_symbols = {s for t in arg_types for s in _symbols(t)}
@@ -142,7 +147,9 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         bindings = {n: Value(ssa=a) for n, a in zip(names, block.args)}
         outs = importer.convert_region(body, block, bindings)
         if len(outs) < 1 + len(initial):
-            raise b.error(f"the body gives {len(outs)} outputs, expected at least {1 + len(initial)}")
+            raise b.error(
+                f"the body gives {len(outs)} outputs, expected at least {1 + len(initial)}"
+            )
         widened = [
             _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True, free=carried_symbols)
             for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
@@ -167,7 +174,8 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         _fresh_dims(b, [steps, *shape_of(o.type)], o.type, local) for o in outs[1 + len(initial) :]
     ]
     result_types = [
-        t if isinstance(t, SequenceType) else _fresh_dims(b, shape_of(t), t, local) for t in arg_types
+        t if isinstance(t, SequenceType) else _fresh_dims(b, shape_of(t), t, local)
+        for t in arg_types
     ]
     op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)
     b.emit(op)
@@ -214,7 +222,9 @@ def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] =
     for i, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
         same = p == q and (keep_symbols or dim_str(p) != "?")
         same = same or (not isinstance(p, int) and p.is_Symbol and p.name in free)
-        dims.append(p if same else symbol(b.importer.fresh_symbol(f"{b.name}_{what.split()[-1]}_{i}")))
+        dims.append(
+            p if same else symbol(b.importer.fresh_symbol(f"{b.name}_{what.split()[-1]}_{i}"))
+        )
     return make_tensor(x.element_type, dims)
 
 
@@ -246,15 +256,46 @@ def scan(b: Node) -> list[Value]:
     out_dirs = list(b.attr("scan_output_directions", [0] * n_out))
     inputs = [b.input(n_state + j) for j in range(n_in)]
     axes = [a % b.rank(n_state + j) for j, a in enumerate(in_axes)]
-    lengths = {b.shape(n_state + j)[axes[j]] for j in range(n_in)}
+    states = [b.value(i) for i in range(n_state)]
+    return _scan_steps(b, body, states, inputs, axes, in_dirs, out_axes, out_dirs)
+
+
+@onnx_op("Scan", structured=True, since=8)
+def scan_8(b: Node) -> list[Value]:
+    """Scan before opset 9: every input has a batch axis 0 (the scan axis is 1); each batch
+    element is scanned on its own and the results stacked back on axis 0. An optional
+    sequence_lens (input 0) must be absent: every sequence runs the whole axis."""
+    if b.has_input(0):
+        raise b.unsupported("Scan (opset 8) with sequence_lens")
+    body = b.attr("body")
+    n_in = int(b.attr("num_scan_inputs"))
+    n_state = b.n_inputs - 1 - n_in
+    n_out = len(body.output) - n_state
+    dirs = list(b.attr("directions", [0] * n_in))
+    (batch,) = b.static_dims([b.shape(1)[0]], "Scan batch")
+    per_batch = []
+    for k in range(batch):
+        at = b.constant(np.array(k, np.int64))
+        picked = [b.emit(relay.TakeOp(b.input(i), at, axis=0)) for i in range(1, b.n_inputs)]
+        states = [Value(ssa=v) for v in picked[:n_state]]
+        inputs = picked[n_state:]
+        per_batch.append(
+            _scan_steps(b, body, states, inputs, [0] * n_in, dirs, [0] * n_out, [0] * n_out)
+        )
+    return [_stack(b, [outs[i] for outs in per_batch], 0) for i in range(n_state + n_out)]
+
+
+def _scan_steps(b, body, states, inputs, axes, in_dirs, out_axes, out_dirs) -> list[Value]:
+    """Scan-9 semantics, unrolled: the body once per step along each input's scan axis."""
+    n_state, n_out = len(states), len(out_axes)
+    lengths = {shape_of(x.type)[axes[j]] for j, x in enumerate(inputs)}
     if len(lengths) != 1:
-        raise b.error(f"scan inputs of different lengths {sorted(lengths)}")
+        raise b.error(f"scan inputs of different lengths {sorted(lengths, key=str)}")
     (length,) = b.static_dims(list(lengths), "Scan length")
     if length > MAX_STEPS:
         raise b.unsupported(f"Scan of more than {MAX_STEPS} steps")
     if length == 0:
         raise b.unsupported("a Scan over an empty axis")
-    states = [b.value(i) for i in range(n_state)]
     names = [v.name for v in body.input]
     scans: list[list[Value]] = [[] for _ in range(n_out)]
     for t in range(length):

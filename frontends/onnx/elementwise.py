@@ -11,9 +11,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type, narrow_dtype
+from xrelay.frontends.common import match_run_time_dims
 from xrelay.frontends.onnx import narrow
 from xrelay.frontends.onnx.binder import Node, Value
-from xrelay.frontends.common import match_run_time_dims
 from xrelay.frontends.onnx.registry import onnx_op
 
 
@@ -162,7 +162,9 @@ for _name in UNARY:
 @onnx_op("Identity")
 def identity(b: Node) -> SSAValue | Value:
     value = b.value(0)
-    if value.items is not None or (value.ssa is not None and not isinstance(value.ssa.type, TensorType)):
+    if value.items is not None or (
+        value.ssa is not None and not isinstance(value.ssa.type, TensorType)
+    ):
         return value  # a sequence
     return b.input(0)
 

@@ -17,7 +17,6 @@ the IR. Other initializers become parameters; a converter may still read their v
 from __future__ import annotations
 
 import dataclasses
-
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,7 +36,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xrelay.dialects.dims import symbol, symbol_name
-from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.dialects.dtypes import (
     from_storage,
     narrow_dtype,
@@ -46,6 +44,7 @@ from xrelay.dialects.dtypes import (
     to_storage,
 )
 from xrelay.dialects.limits import bytes_over_limit
+from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import dims_tensor, emit_constant
 from xrelay.frontends.onnx import deferred, symbolic

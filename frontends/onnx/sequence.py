@@ -27,7 +27,9 @@ from xrelay.frontends.onnx.registry import onnx_op
 
 def is_run_time(value: Value) -> bool:
     """Whether `value` is a run-time sequence (an SSA value of type !relay.seq)."""
-    return value.items is None and value.ssa is not None and isinstance(value.ssa.type, SequenceType)
+    return (
+        value.items is None and value.ssa is not None and isinstance(value.ssa.type, SequenceType)
+    )
 
 
 def element_type(proto: onnx.TypeProto | None) -> TensorType | None:
@@ -55,12 +57,20 @@ def general(types: list[TensorType]) -> TensorType | UnrankedTensorType | None:
     first = types[0]
     if any(t.element_type != first.element_type for t in types):
         return None
-    if any(isinstance(t, UnrankedTensorType) or t.get_num_dims() != first.get_num_dims() for t in types):
+    if any(
+        isinstance(t, UnrankedTensorType) or t.get_num_dims() != first.get_num_dims() for t in types
+    ):
         return UnrankedTensorType(first.element_type)
-    if any(t.element_type != first.element_type or t.get_num_dims() != first.get_num_dims() for t in types):
+    if any(
+        t.element_type != first.element_type or t.get_num_dims() != first.get_num_dims()
+        for t in types
+    ):
         return None
     shapes = [shape_of(t) for t in types]
-    dims = [d[0] if isinstance(d[0], int) and all(x == d[0] for x in d) else unknown() for d in zip(*shapes)]
+    dims = [
+        d[0] if isinstance(d[0], int) and all(x == d[0] for x in d) else unknown()
+        for d in zip(*shapes)
+    ]
     return make_tensor(first.element_type, dims)
 
 
@@ -283,8 +293,11 @@ def sequence_map(b: Node) -> list[Value]:
     names = [v.name for v in body.input]
     if len(names) != b.n_inputs:
         raise b.error(f"the body takes {len(names)} inputs for {b.n_inputs} given")
-    seqs = {i: lift(b, b.value(i), _hint(b, i)) for i in range(b.n_inputs)
-            if b.value(i).items is not None or is_run_time(b.value(i))}
+    seqs = {
+        i: lift(b, b.value(i), _hint(b, i))
+        for i in range(b.n_inputs)
+        if b.value(i).items is not None or is_run_time(b.value(i))
+    }
     if 0 not in seqs:
         raise b.error("input 0 must be a sequence")
     tensors = {i: b.input(i) for i in range(b.n_inputs) if i not in seqs}
@@ -298,7 +311,9 @@ def sequence_map(b: Node) -> list[Value]:
             for i, name in enumerate(names):
                 if i in seqs:
                     element = _fresh(b, seqs[i].type.element, f"in{i}_")
-                    bindings[name] = Value(ssa=b.emit(relay.SeqAtOp(seqs[i], block.args[0], element)))
+                    bindings[name] = Value(
+                        ssa=b.emit(relay.SeqAtOp(seqs[i], block.args[0], element))
+                    )
                 else:
                     bindings[name] = Value(ssa=tensors[i])
         finally:
@@ -316,7 +331,10 @@ def sequence_map(b: Node) -> list[Value]:
     outs = convert(block)
     saved, importer.block = importer.block, block
     try:
-        grown = [b.emit(relay.SeqInsertOp(s, y, None, t)) for s, y, t in zip(block.args[2:], outs, out_types)]
+        grown = [
+            b.emit(relay.SeqInsertOp(s, y, None, t))
+            for s, y, t in zip(block.args[2:], outs, out_types)
+        ]
     finally:
         importer.block = saved
     block.add_op(relay.YieldOp(block.args[1], *grown))

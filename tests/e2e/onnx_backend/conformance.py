@@ -63,7 +63,9 @@ def compare(outputs, expected, rtol: float, atol: float) -> None:
         want = as_array(want)
         if isinstance(want, list) or isinstance(got, list):  # a sequence: element by element
             if not isinstance(got, list) or not isinstance(want, list):
-                raise AssertionError(f"output {i}: {type(got).__name__}, expected {type(want).__name__}")
+                raise AssertionError(  # noqa: TRY004 - a mismatch, as the runner reports one
+                    f"output {i}: {type(got).__name__}, expected {type(want).__name__}"
+                )
             if len(got) != len(want):
                 raise AssertionError(f"output {i}: a sequence of {len(got)}, expected {len(want)}")
             compare(got, want, rtol, atol)

@@ -79,11 +79,16 @@ def test_position_out_of_range_is_named():
         xrelay.from_onnx(m)
 
 
-def test_a_sequence_output_is_refused():
-    nodes = [helper.make_node("SequenceConstruct", ["a"], ["s"])]
+def test_a_sequence_output_is_a_list():
+    """A sequence graph output is a run-time sequence (docs/control-flow.md): lib.run
+    returns its elements as a list (it was refused before)."""
+    nodes = [helper.make_node("SequenceConstruct", ["a", "a"], ["s"])]
     seq = helper.make_tensor_sequence_value_info("s", F, [2])
-    with pytest.raises(xrelay.UnsupportedOpsError, match="graph output 's' is a sequence"):
-        xrelay.from_onnx(model(nodes, [vi("a", [2])], [seq]))
+    module, params = xrelay.from_onnx(model(nodes, [vi("a", [2])], [seq]))
+    a = np.array([1.0, 2.0], np.float32)
+    (out,) = xrelay.build(module, params).run(a=a)
+    assert isinstance(out, list) and len(out) == 2
+    np.testing.assert_array_equal(out[1], a)
 
 
 TRAINING = helper.make_opsetid("ai.onnx.preview.training", 1)
