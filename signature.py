@@ -34,6 +34,7 @@ from xrelay.dialects.dtypes import (
     storage_dtype,
     to_storage,
 )
+from xrelay.dialects.relay.optional import OptionalType
 from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.errors import Error, ShapeError
 
@@ -108,9 +109,9 @@ class Argument:
     dtype: np.dtype  # what callers pass
     is_param: bool
     storage: np.dtype | None = None  # what native code reads, when it differs from dtype
-    sequence: bool = (
-        False  # a list of arrays of this dtype and rank (`shape` fixes their static dims)
-    )
+    # a list of arrays of this dtype and rank (`shape` fixes their static dimensions)
+    sequence: bool = False
+    optional: bool = False  # None, or a value as the rest of this argument describes
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ class FunctionSignature:
                 name_attr.data if isinstance(name_attr, StringAttr) else arg.name_hint or f"arg{i}"
             )
             t = arg.type
+            optional = isinstance(t, OptionalType)
+            if optional:
+                t = t.inner
             sequence = isinstance(t, SequenceType)
             if sequence:
                 t = _ranked(t.element)
@@ -162,6 +166,7 @@ class FunctionSignature:
                     PARAM_ATTR in entries,
                     storage if dtype != storage else None,
                     sequence,
+                    optional,
                 )
             )
         results, logical = [], []
@@ -172,6 +177,8 @@ class FunctionSignature:
         )
         sequences = []
         for i, (t, extra) in enumerate(zip(fn.function_type.outputs, res)):
+            if isinstance(t, OptionalType):  # returned as None or the value
+                t = t.inner
             if isinstance(t, SequenceType):
                 sequences.append(i)
                 t = _ranked(t.element)
@@ -243,7 +250,7 @@ def bind_dims(sig: FunctionSignature, arrays: Sequence[np.ndarray]) -> dict[str,
     source: dict[str, str] = {}
     derived: list[tuple[str, int, Dim, int]] = []
     for arg, array in zip(sig.args, arrays):
-        if arg.sequence:  # its elements' sizes may differ: no symbol is bound from them
+        if arg.sequence or arg.optional:  # no symbol is bound from their sizes
             continue
         for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
             where = f"input '{arg.name}' axis {axis}"
@@ -347,6 +354,9 @@ def check_inputs(
         raise Error(f"unknown input {unknown[0]!r}; the model's inputs are {data_names}")
     arrays: list[Any] = []
     for arg in sig.args:
+        if arg.optional and arg.name in given and given[arg.name] is None:
+            arrays.append(None)  # an optional input that holds no value
+            continue
         value = given.get(arg.name, params.get(arg.name) if arg.is_param else None)
         if value is None:
             kind = "parameter" if arg.is_param else "input"

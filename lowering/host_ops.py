@@ -218,7 +218,19 @@ def split_to_sequence(op: Any, operands: list[Any]) -> list[Any]:
     return [np.split(x, np.cumsum(sizes)[:-1], axis=axis)]
 
 
+# --- run-time optionals: the value or None ---------------------------------------------------
+
+
+def opt_get(op: Any, operands: list[Any]) -> list[Any]:
+    if operands[0] is None:
+        raise Error(f"{location_str(op)}: the optional holds no value")
+    return [operands[0]]
+
+
 HOST_OPS: dict[type, HostOp] = {
+    relay.OptConstructOp: lambda op, operands: [operands[0] if operands else None],
+    relay.OptHasOp: lambda op, operands: [np.array(operands[0] is not None)],
+    relay.OptGetOp: opt_get,
     relay.MatchDimsOp: match_dims,
     relay.SeqConstructOp: seq_construct,
     relay.SeqInsertOp: seq_insert,

@@ -58,7 +58,7 @@ def uses_vm(module: ModuleOp) -> bool:
         return True
     fn = main_function(module)  # a sequence passed in or returned
     types = [*fn.function_type.inputs, *fn.function_type.outputs]
-    return any(isinstance(t, relay.SequenceType) for t in types)
+    return any(isinstance(t, relay.SequenceType | relay.OptionalType) for t in types)
 
 
 @dataclass

@@ -36,7 +36,7 @@ MAX_ITERATIONS = 1_000_000
 def has_vm_ops(fn: func.FuncOp) -> bool:
     vm_ops = tuple(relay.VM_OPS)
     types = [*fn.function_type.inputs, *fn.function_type.outputs]
-    return any(isinstance(t, relay.SequenceType) for t in types) or any(
+    return any(isinstance(t, relay.SequenceType | relay.OptionalType) for t in types) or any(
         isinstance(op, vm_ops) for op in fn.walk()
     )
 

@@ -1,5 +1,6 @@
-"""The oracle for run-time sequences (dialects/relay/sequence.py): a sequence is a Python
-list of arrays. `SEQUENCE_IMPLS[op class](op, *operands) -> list of results`; the walk in
+"""The oracle for run-time sequences (dialects/relay/sequence.py) and optionals
+(dialects/relay/optional.py): a sequence is a Python list of arrays, an optional the value
+or None. `SEQUENCE_IMPLS[op class](op, *operands) -> list of results`; the walk in
 reference/control.py calls them (their results are lists, not arrays, so they are not in
 IMPLS)."""
 
@@ -68,7 +69,17 @@ def _split(op, x, *split):
     return [[np.take(x, range(a, b), axis=axis) for a, b in itertools.pairwise(starts)]]
 
 
+def _get(op, value):
+    if value is None:
+        raise Error(f"{location_str(op)}: the optional holds no value")
+    return [value]
+
+
 SEQUENCE_IMPLS: dict[type, Callable[..., list[Any]]] = {
+    # optionals (dialects/relay/optional.py): the value, or None
+    relay.OptConstructOp: lambda op, *value: [value[0] if value else None],
+    relay.OptHasOp: lambda op, value: [np.array(value is not None)],
+    relay.OptGetOp: _get,
     relay.SeqConstructOp: lambda op, *items: [list(items)],
     relay.SeqInsertOp: _insert,
     relay.SeqEraseOp: _erase,

@@ -74,7 +74,7 @@ def test_vm_op_is_covered(op):
         assert op.name in INVALID, f"{op.name} has no invalid case in {DIALECT_TESTS}"
     if op in relay.DATA_DEPENDENT_OPS:
         assert op in IMPLS, f"{op.name} has no reference implementation"
-    if op in relay.SEQUENCE_OPS:
+    if op in relay.SEQUENCE_OPS or op in relay.OPTIONAL_OPS:
         from xrelay.reference.sequence import SEQUENCE_IMPLS
 
         assert op in SEQUENCE_IMPLS, f"{op.name} has no reference implementation"

@@ -21,6 +21,8 @@ from .nn import *
 from .nn import NN_OPS
 from .reduce import *
 from .reduce import REDUCE_OPS
+from .optional import *
+from .optional import OPTIONAL_OPS, OptionalType
 from .sequence import *
 from .sequence import SEQUENCE_OPS, SequenceType
 from .tensor import *
@@ -39,14 +41,16 @@ ALL_OPS: list[type[RelayOp]] = [
 
 # ops the VM runs (lowering/vm.py): control flow with regions, ops whose result sizes
 # the data decides, and run-time sequences; they never reach relay-to-linalg
-VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS, *SEQUENCE_OPS]
+VM_OPS: list[type] = [*CONTROL_OPS, *DATA_DEPENDENT_OPS, *SEQUENCE_OPS, *OPTIONAL_OPS]
 
-Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr, SequenceType])
+Relay = Dialect("relay", [*ALL_OPS, DeferredOp, *VM_OPS], [DimsAttr, SequenceType, OptionalType])
 
 __all__ = [
     "ALL_OPS",
     "CONTROL_OPS",
     "DATA_DEPENDENT_OPS",
+    "OPTIONAL_OPS",
+    "OptionalType",
     "SEQUENCE_OPS",
     "VM_OPS",
     "Attrs",

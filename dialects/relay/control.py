@@ -65,8 +65,12 @@ class YieldOp(IRDLOperation):
 def compatible(name: str, got: Attribute, want: Attribute, what: str) -> None:
     """`got` may stand where `want` is declared: a tensor of the same element type and
     rank, equal in every dimension `want` fixes."""
+    from .optional import OptionalType
     from .sequence import SequenceType
 
+    if isinstance(got, OptionalType) and isinstance(want, OptionalType):
+        compatible(name, got.inner, want.inner, f"{what}'s value")
+        return
     if isinstance(got, SequenceType) and isinstance(want, SequenceType):
         if not want.ranked and got.element.element_type == want.element.element_type:
             return  # elements of any rank

@@ -26,6 +26,7 @@ from xrelay.frontends.onnx import (  # noqa: F401  (registers the converters)
     loss,
     more_ops,
     nn,
+    optional,
     quantized,
     reduce,
     resize,

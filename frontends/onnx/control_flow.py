@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import dim_str, make_tensor, shape_of, symbol, symbols_of
+from xrelay.dialects.relay.optional import OptionalType
 from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.frontends.common import stack
 from xrelay.frontends.onnx.binder import Node, Value
@@ -150,6 +151,11 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
             raise b.error(
                 f"the body gives {len(outs)} outputs, expected at least {1 + len(initial)}"
             )
+        for i, t in enumerate(arg_types):  # an optional carried in, its value yielded
+            if isinstance(t, OptionalType) and not isinstance(outs[1 + i].type, OptionalType):
+                wrapped = relay.OptConstructOp([outs[1 + i]], OptionalType(outs[1 + i].type))
+                block.add_op(wrapped)
+                outs[1 + i] = wrapped.result
         widened = [
             _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True, free=carried_symbols)
             for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
@@ -174,8 +180,7 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         _fresh_dims(b, [steps, *shape_of(o.type)], o.type, local) for o in outs[1 + len(initial) :]
     ]
     result_types = [
-        t if isinstance(t, SequenceType) else _fresh_dims(b, shape_of(t), t, local)
-        for t in arg_types
+        _fresh_dims(b, shape_of(t), t, local) if isinstance(t, TensorType) else t for t in arg_types
     ]
     op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)
     b.emit(op)
@@ -195,7 +200,7 @@ def _scalar(b: Node, value: SSAValue, elem, what: str) -> SSAValue:
 
 
 def _symbols(t) -> set[str]:
-    return set() if isinstance(t, SequenceType) else symbols_of(t)
+    return symbols_of(t) if isinstance(t, TensorType) else set()
 
 
 def _operand(b: Node, value: Value, i: int) -> SSAValue:
@@ -209,6 +214,8 @@ def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] =
     """The type of a value that is `x` on one path and `y` on another: dimensions that
     differ become fresh symbols (a dimension of `x` that is one of the symbols `free`
     already stands for any size); sequences keep what their elements share."""
+    if isinstance(x, OptionalType) and isinstance(y, OptionalType):
+        return OptionalType(_join(b, x.inner, y.inner, what, keep_symbols, free))
     if isinstance(x, SequenceType) or isinstance(y, SequenceType):
         joined = None
         if isinstance(x, SequenceType) and isinstance(y, SequenceType):

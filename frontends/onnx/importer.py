@@ -44,6 +44,7 @@ from xrelay.dialects.dtypes import (
     to_storage,
 )
 from xrelay.dialects.limits import bytes_over_limit
+from xrelay.dialects.relay.optional import OptionalType
 from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.errors import Error, UnsupportedOpsError
 from xrelay.frontends.common import dims_tensor, emit_constant
@@ -231,6 +232,9 @@ class GraphImporter:
     def _input_type(self, value: onnx.ValueInfoProto):
         name = value.name
         kind = value.type.WhichOneof("value")
+        if kind == "optional_type":  # None, or a value of the inner type
+            inner = onnx.ValueInfoProto(name=name, type=value.type.optional_type.elem_type)
+            return OptionalType(self._input_type(inner))
         if kind == "sequence_type":
             from xrelay.frontends.onnx.sequence import element_type
 
@@ -441,6 +445,18 @@ class GraphImporter:
         finally:
             self.block = saved
 
+    def _declared(self, value: Value, out: onnx.ValueInfoProto) -> Value:
+        """A graph output as its declared kind: an optional where a tensor or sequence is
+        declared gives its value (a loop that carries an optional into a sequence)."""
+        from xrelay.frontends.onnx.optional import get
+
+        kind = out.type.WhichOneof("value")
+        if kind in ("tensor_type", "sequence_type") and value.ssa is not None:
+            if isinstance(value.ssa.type, OptionalType):
+                node = onnx.helper.make_node("OptionalGetElement", [], [out.name], name=out.name)
+                return get(Node(self, node, 0, False), value)
+        return value
+
     def convert_region(
         self, graph: onnx.GraphProto, block: Block, bindings: Mapping[str, Value]
     ) -> list[SSAValue]:
@@ -517,6 +533,7 @@ class GraphImporter:
             value = self.env[out.name]
             if value.items is not None:  # returned as a list
                 value = Value(ssa=self._lift(value, out, self.block))
+            value = self._declared(value, out)
             if value.ssa is None and is_symbolic(value.array):  # Shape of a dynamic tensor
                 value.ssa = dims_tensor(_Appender(self.block, _name_loc(out.name)), value.array)
             if value.ssa is None:

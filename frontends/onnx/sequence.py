@@ -97,7 +97,7 @@ def lift(b: Node, value: Value, hint: TensorType | None = None) -> SSAValue:
     return b.emit(relay.SeqConstructOp(tensors, SequenceType(element)))
 
 
-def _fresh(b: Node, t: TensorType, what: str) -> TensorType:
+def fresh_dims(b: Node, t: TensorType, what: str) -> TensorType:
     """`t` with a fresh symbol for each dimension that is not static."""
     if not isinstance(t, TensorType):
         raise b.unsupported("a tensor out of a sequence whose elements' rank is unknown")
@@ -175,7 +175,7 @@ def sequence_erase(b: Node) -> Value:
 def sequence_at(b: Node) -> Value:
     if is_run_time(b.value(0)) or not _known_position(b, 1):
         seq = lift(b, b.value(0), _hint(b, 0))
-        result = _fresh(b, seq.type.element, "d")
+        result = fresh_dims(b, seq.type.element, "d")
         return Value(ssa=b.emit(relay.SeqAtOp(seq, _position_value(b, 1), result)))
     items = b.sequence(0)
     return items[_position(b, 1, len(items))]
@@ -263,7 +263,7 @@ def concat_from_sequence(b: Node) -> SSAValue | np.ndarray:
             dims.insert(axis, unknown())
         else:
             dims[axis] = unknown()
-        result = _fresh(b, make_tensor(seq.type.element.element_type, dims), "d")
+        result = fresh_dims(b, make_tensor(seq.type.element.element_type, dims), "d")
         return b.emit(relay.ConcatFromSequenceOp(seq, axis, int(new_axis), result))
     items = b.sequence(0)
     if not items:
@@ -310,7 +310,7 @@ def sequence_map(b: Node) -> list[Value]:
             bindings = {}
             for i, name in enumerate(names):
                 if i in seqs:
-                    element = _fresh(b, seqs[i].type.element, f"in{i}_")
+                    element = fresh_dims(b, seqs[i].type.element, f"in{i}_")
                     bindings[name] = Value(
                         ssa=b.emit(relay.SeqAtOp(seqs[i], block.args[0], element))
                     )

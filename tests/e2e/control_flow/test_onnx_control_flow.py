@@ -428,3 +428,48 @@ def test_loops_that_run_zero_or_many_times_do_not_grow_the_process():
         assert out.shape == (2 + 3 * m,)
     gc.collect()
     assert rss_mb() - before < 20
+
+
+def test_an_optional_input_may_hold_no_value():
+    """An optional graph input: None or a tensor; OptionalHasElement answers, an If on it
+    takes the value or a default (OptionalGetElement only where it holds one)."""
+    then = helper.make_graph(
+        [
+            helper.make_node("OptionalGetElement", ["opt"], ["v"]),
+            helper.make_node("Mul", ["v", "two"], ["t"]),
+        ],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", F, [3])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["zeros"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", F, [3])],
+    )
+    opt = helper.make_value_info(
+        "opt", helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [3]))
+    )
+    model = _model(
+        [
+            helper.make_node("OptionalHasElement", ["opt"], ["has"]),
+            helper.make_node("If", ["has"], ["y"], then_branch=then, else_branch=other),
+        ],
+        [opt],
+        [helper.make_tensor_value_info("y", F, [3]), helper.make_tensor_value_info("has", B, [])],
+        opset=18,
+    )
+    model.graph.initializer.extend(
+        [helper.make_tensor("two", F, [], [2.0]), helper.make_tensor("zeros", F, [3], [0.0] * 3)]
+    )
+    mod, params = xrelay.from_onnx(model)
+    lib, ref = xrelay.build(mod, params), xrelay.create_executor("debug", mod, params)
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    for run in (lib.run, ref.run):
+        y, has = run(opt=x)
+        np.testing.assert_array_equal(y, 2 * x)
+        assert bool(has)
+        y, has = run(opt=None)
+        np.testing.assert_array_equal(y, np.zeros(3, np.float32))
+        assert not bool(has)

@@ -47,7 +47,9 @@ def as_array(value):
 
     if isinstance(value, TensorProto):
         return numpy_helper.to_array(value)
-    return value if isinstance(value, list) else np.asarray(value)  # a sequence stays a list
+    if value is None or isinstance(value, list):  # an empty optional, a sequence
+        return value
+    return np.asarray(value)
 
 
 def compare(outputs, expected, rtol: float, atol: float) -> None:
@@ -61,6 +63,10 @@ def compare(outputs, expected, rtol: float, atol: float) -> None:
         raise AssertionError(f"{len(outputs)} outputs, expected {len(expected)}")
     for i, (got, want) in enumerate(zip(outputs, expected)):
         want = as_array(want)
+        if want is None or got is None:  # an optional that holds no value
+            if want is not got:
+                raise AssertionError(f"output {i}: {got!r}, expected {want!r}")
+            continue
         if isinstance(want, list) or isinstance(got, list):  # a sequence: element by element
             if not isinstance(got, list) or not isinstance(want, list):
                 raise AssertionError(  # noqa: TRY004 - a mismatch, as the runner reports one
