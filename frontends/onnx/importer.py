@@ -451,10 +451,10 @@ class GraphImporter:
         from xrelay.frontends.onnx.optional import get
 
         kind = out.type.WhichOneof("value")
-        if kind in ("tensor_type", "sequence_type") and value.ssa is not None:
-            if isinstance(value.ssa.type, OptionalType):
-                node = onnx.helper.make_node("OptionalGetElement", [], [out.name], name=out.name)
-                return get(Node(self, node, 0, False), value)
+        declared = kind in ("tensor_type", "sequence_type")
+        if declared and value.ssa is not None and isinstance(value.ssa.type, OptionalType):
+            node = onnx.helper.make_node("OptionalGetElement", [], [out.name], name=out.name)
+            return get(Node(self, node, 0, False), value)
         return value
 
     def convert_region(
