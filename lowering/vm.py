@@ -23,7 +23,6 @@ over the memory limit.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -104,7 +103,6 @@ class VMLibrary:
         self.meta: dict[str, Any] = {}
         self._constants: dict[SSAValue, np.ndarray] = {}
         self._providers: dict[str, SSAValue] = {}  # symbol -> a value with that dimension
-        self._lock = threading.Lock()
         self.program = self._plan(self.function.body.block)
         self.times = {"vm": time.perf_counter() - start}
 
@@ -117,8 +115,6 @@ class VMLibrary:
         program = Program()
         run: list[Operation] = []
         for op in block.ops:
-            for r in op.results:
-                self._provide(r)
             if isinstance(op, func.ReturnOp | relay.YieldOp):
                 self._flush(run, program)
                 program.results = list(op.operands)
@@ -139,6 +135,8 @@ class VMLibrary:
                 raise Error(f"{location_str(op)}: the VM does not run '{op.name}'")
             else:
                 run.append(op)
+            for r in op.results:  # after the op's step: a segment before it cannot read them
+                self._provide(r)
         self._providers = saved
         return program
 
