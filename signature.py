@@ -122,6 +122,12 @@ class FunctionSignature:
     # the declared [min, max] of dynamic dimensions' symbols (@main's xrelay.dim_ranges)
     dim_ranges: tuple[tuple[str, int, int], ...] = ()
     sequence_results: tuple[int, ...] = ()  # results that are lists of arrays
+    optional_results: tuple[int, ...] = ()  # results that may be None
+
+    def result_text(self, i: int) -> str:
+        """How result `i` is described to users (`float32[batch, 3]`, `sequence of ...`)."""
+        shape, dtype = self.results[i]
+        return type_text(shape, dtype, i in self.sequence_results, i in self.optional_results)
 
     @property
     def has_sequences(self) -> bool:
@@ -175,9 +181,10 @@ class FunctionSignature:
             if fn.res_attrs is not None
             else [None] * len(fn.function_type.outputs)
         )
-        sequences = []
+        sequences, optionals = [], []
         for i, (t, extra) in enumerate(zip(fn.function_type.outputs, res)):
             if isinstance(t, OptionalType):  # returned as None or the value
+                optionals.append(i)
                 t = t.inner
             if isinstance(t, SequenceType):
                 sequences.append(i)
@@ -195,6 +202,7 @@ class FunctionSignature:
             tuple(logical) if narrow else (),
             _dim_ranges(fn),
             tuple(sequences),
+            tuple(optionals),
         )
 
     @property
@@ -238,6 +246,20 @@ def _describe(shape: tuple[Dim, ...], dtype: np.dtype) -> str:
     if shape == (UNRANKED,):
         return f"{dtype.name} of any rank"
     return f"{dtype.name}{fmt_dims(shape)}"
+
+
+def type_text(
+    shape: tuple[Dim, ...], dtype: Any, sequence: bool = False, optional: bool = False
+) -> str:
+    """A value's type for users: `float32[batch, 3]`, `sequence of float32[?]`, `optional
+    float32[3]` (None or the value)."""
+    text = _describe(shape, np.dtype(dtype))
+    text = f"sequence of {text}" if sequence else text
+    return f"optional {text}" if optional else text
+
+
+def argument_text(arg: Argument) -> str:
+    return type_text(arg.shape, arg.dtype, arg.sequence, arg.optional)
 
 
 def bind_dims(sig: FunctionSignature, arrays: Sequence[np.ndarray]) -> dict[str, int]:

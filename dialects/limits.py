@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.errors import Error
 
@@ -46,7 +46,7 @@ def bytes_over_limit(size: int) -> str | None:
 
 
 def over_limit(t: TensorType) -> str | None:
-    """Why a static tensor type is over the limit (None if it is not)."""
-    if -1 in t.get_shape():
+    """Why a static tensor type is over the limit (None if it is not, or is dynamic)."""
+    if DYNAMIC_INDEX in t.get_shape():
         return None
     return bytes_over_limit(tensor_bytes(t))

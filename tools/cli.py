@@ -115,8 +115,7 @@ def load_module(path: Path) -> ModuleOp:
 def describe(module: ModuleOp, params: dict | None = None) -> str:
     """Inputs and parameters apart (shapes with their symbols), results, and the op
     histogram with FLOPs per op type (static shapes)."""
-    from xrelay.dialects.dims import fmt_dims
-    from xrelay.signature import FunctionSignature
+    from xrelay.signature import FunctionSignature, argument_text
     from xrelay.tools.profile import op_flops
 
     lines: list[str] = []
@@ -130,13 +129,13 @@ def describe(module: ModuleOp, params: dict | None = None) -> str:
             continue
         sig = FunctionSignature.of(op)
         lines.append("inputs:")
-        lines += [f"  {a.name}: {a.dtype.name}{fmt_dims(a.shape)}" for a in sig.inputs]
+        lines += [f"  {a.name}: {argument_text(a)}" for a in sig.inputs]
         weights = [a for a in sig.args if a.is_param]
         if weights:
             total = sum(int(np.prod(a.shape)) * a.dtype.itemsize for a in weights)
             lines.append(f"parameters: {len(weights)} ({total / 2**20:.1f} MiB)")
         lines.append("results:")
-        lines += [f"  {i}: {np.dtype(d).name}{fmt_dims(s)}" for i, (s, d) in enumerate(sig.results)]
+        lines += [f"  {i}: {sig.result_text(i)}" for i in range(len(sig.results))]
         for name, lo, hi in sig.dim_ranges:
             lines.append(f"dimension {name} in [{lo}, {hi}]")
     counts: Counter[str] = Counter()
@@ -313,8 +312,16 @@ def cmd_compile(args: argparse.Namespace) -> None:
 def _complete_inputs(sig: Any, inputs: dict[str, np.ndarray], dims: dict[str, int]) -> None:
     """Random inputs of the declared shapes (dynamic dimensions from --dim) for the inputs
     no file gives."""
+    from xrelay.signature import argument_text
+
     rng = np.random.default_rng(0)
     for arg in sig.inputs:
+        if arg.name not in inputs and (arg.sequence or arg.optional):
+            raise Error(
+                f"input '{arg.name}' ({argument_text(arg)}): the CLI reads and makes tensors "
+                "only; give a tensor with --input, or run the model from Python (lib.run "
+                "takes a list for a sequence, None for an empty optional)"
+            )
         if arg.name not in inputs:
             shape = _concrete(arg.shape, dims, arg.name)
             inputs[arg.name] = _random_input(shape, arg.dtype, rng)

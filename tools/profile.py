@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Operation
 from xrelay.dialects import relay
 from xrelay.dialects.relay.base import RelayOp
@@ -31,7 +31,7 @@ PRODUCTS = (relay.DenseOp, relay.MatmulOp, relay.BatchMatmulOp)
 def op_flops(op: Operation) -> int:
     """Floating-point operations of one relay op (static shapes)."""
     out = op.results[0].type if op.results else None
-    if not isinstance(out, TensorType) or -1 in out.get_shape():
+    if not isinstance(out, TensorType) or DYNAMIC_INDEX in out.get_shape():
         return 0
     elements = int(np.prod(out.get_shape()))
     if isinstance(op, relay.Conv2DOp):

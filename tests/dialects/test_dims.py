@@ -81,3 +81,13 @@ def test_unknown_dimensions_without_names():
     dims = shape_of(t)
     assert dims[0] == 2 and [dim_str(d) for d in dims[1:]] == ["?", "?"]
     assert dims[1] != dims[2]
+
+
+def test_a_dynamic_type_is_never_over_the_size_limit():
+    """Regression: the check compared against -1, not xDSL's dynamic marker, so two dynamic
+    dimensions multiplied into a huge size (a data-dependent result of rank 2 was refused)."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType, f32
+    from xrelay.dialects.limits import over_limit
+
+    assert over_limit(TensorType(f32, [DYNAMIC_INDEX, DYNAMIC_INDEX])) is None
+    assert over_limit(TensorType(f32, [2**40, 2**20])) is not None

@@ -473,3 +473,30 @@ def test_an_optional_input_may_hold_no_value():
         y, has = run(opt=None)
         np.testing.assert_array_equal(y, np.zeros(3, np.float32))
         assert not bool(has)
+
+
+def test_the_cli_describes_sequence_and_optional_inputs_and_asks_for_them(tmp_path):
+    import subprocess
+    import sys
+
+    opt = helper.make_value_info(
+        "o", helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [3]))
+    )
+    model = _model(
+        [
+            helper.make_node("OptionalHasElement", ["o"], ["has"]),
+            helper.make_node("SequenceLength", ["s"], ["n"]),
+        ],
+        [opt, helper.make_tensor_sequence_value_info("s", F, [None])],
+        [helper.make_tensor_value_info("has", B, []), helper.make_tensor_value_info("n", I64, [])],
+        opset=18,
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    cli = [sys.executable, "-m", "xrelay.tools.cli"]
+    done = subprocess.run([*cli, "inspect", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "o: optional float32[3]" in done.stdout and "s: sequence of float32[?]" in done.stdout
+    done = subprocess.run([*cli, "run", str(path)], capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "input 'o' (optional float32[3])" in done.stderr
