@@ -48,6 +48,7 @@ _PASS_CLASSES: dict[str, str] = {
     "parallel-loops": "xrelay.lowering.parallel_loops:ParallelLoops",
     "emit-runtime": "xrelay.lowering.emit_runtime:EmitRuntime",
     "scf-to-cf": "xdsl.transforms.convert_scf_to_cf:ConvertScfToCf",
+    "expand-math": "xrelay.lowering.expand_math:ExpandMath",
     "to-llvm": "xrelay.lowering.to_llvm:ToLLVM",
     "lower-to-llvm": "xrelay.lowering.pipeline:LowerToLLVM",
 }

@@ -22,6 +22,7 @@
     emit-runtime      the runtime the module calls (GEMM, thread entries, arenas) as LLVM IR
     lower-affine      affine.apply (from indexing maps) -> arith
     scf-to-cf         structured loops -> blocks and branches
+    expand-math       f32 exp, erf, tanh -> arith polynomials (vectorizable, no libm calls)
     to-llvm           arith/math/memref/cf/func -> llvm dialect
 
 `xrelay.build` runs exactly this list and JIT-compiles `jit.llvm_module` of the result;
@@ -54,6 +55,7 @@ from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
 from xrelay.lowering.emit_runtime import EmitRuntime
+from xrelay.lowering.expand_math import ExpandMath
 from xrelay.lowering.expose_checks import ExposeChecks
 from xrelay.lowering.external import LinkExternal
 from xrelay.lowering.fuse_composites import FuseComposites
@@ -109,6 +111,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("emit-runtime", EmitRuntime),
     ("lower-affine", LowerAffinePass),
     ("scf-to-cf", ConvertScfToCf),
+    ("expand-math", ExpandMath),
     ("to-llvm", ToLLVM),
 ]
 STAGE_NAMES = [name for name, _ in STAGES]
