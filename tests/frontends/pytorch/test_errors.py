@@ -140,14 +140,21 @@ def test_random_ops_are_rejected() -> None:
         xrelay.from_exported_program(torch.export.export(Noisy(), (torch.randn(2, 2),)))
 
 
-def test_data_dependent_shape_is_unsupported() -> None:
+def test_a_run_time_mask_selects_rows_of_data_dependent_count() -> None:
+    """x[mask] with a mask computed at run time is relay.nonzero (it was refused before):
+    one build, as many rows as each mask selects."""
+
     class Masked(nn.Module):
         def forward(self, x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
             return x[i > 0]
 
-    ts = traced(Masked(), torch.randn(4, 2), torch.tensor([1, -1, 1, 1]))
-    with pytest.raises(xrelay.Error, match="boolean-mask indexing"):
-        xrelay.from_pytorch(ts, [("x", (4, 2)), ("i", ((4,), "int64"))])
+    x = torch.randn(4, 2)
+    ts = traced(Masked(), x, torch.tensor([1, -1, 1, 1]))
+    lib = xrelay.build(*xrelay.from_pytorch(ts, [("x", (4, 2)), ("i", ((4,), "int64"))]))
+    for mask in ([1, -1, 1, 1], [-1, -1, -1, -1], [1, 1, 1, 1], [-1, 2, -1, -1]):
+        i = torch.tensor(mask)
+        (got,) = lib.run(x=x.numpy(), i=i.numpy())
+        np.testing.assert_array_equal(got, x[i > 0].numpy())
 
 
 def test_params_are_named_by_state_dict_key_and_optionally_parser_friendly() -> None:
