@@ -19,10 +19,10 @@ from .elementwise import *
 from .elementwise import ELEMENTWISE_OPS
 from .nn import *
 from .nn import NN_OPS
-from .reduce import *
-from .reduce import REDUCE_OPS
 from .optional import *
 from .optional import OPTIONAL_OPS, OptionalType
+from .reduce import *
+from .reduce import REDUCE_OPS
 from .sequence import *
 from .sequence import SEQUENCE_OPS, SequenceType
 from .tensor import *
@@ -50,12 +50,12 @@ __all__ = [
     "CONTROL_OPS",
     "DATA_DEPENDENT_OPS",
     "OPTIONAL_OPS",
-    "OptionalType",
     "SEQUENCE_OPS",
     "VM_OPS",
     "Attrs",
     "DeferredOp",
     "DimsAttr",
+    "OptionalType",
     "Relay",
     "RelayOp",
     "SequenceType",
