@@ -3,7 +3,10 @@ are static or named by symbols (`#relay.dims`, dialects/dims.py).
 
 Op families live in `elementwise`, `nn`, `tensor` and `reduce`; the shared base class and
 the attribute and shape helpers in `base`; `deferred` holds a frontend node whose conversion
-waits for run-time values (a graph input used as a Reshape target, say). Import ops from here: `relay.AddOp`, `relay.Conv2DOp`.
+waits for run-time values (a graph input used as a Reshape target, say). The ops the VM runs
+(VM_OPS, docs/control-flow.md) live in `control` (relay.if, relay.loop), `data_dependent`
+(result sizes the data decides), `sequence` (!relay.seq) and `optional` (!relay.opt).
+Import ops from here: `relay.AddOp`, `relay.Conv2DOp`.
 """
 
 from xdsl.ir import Dialect
