@@ -55,6 +55,7 @@ for _name in BINARY:
 @onnx_op("Pow")
 def pow_(b: Node) -> SSAValue:
     base, exponent = b.input(0), legacy_broadcast(b, b.input(1))
+    exponent = match_run_time_dims(b, exponent, base)
     if b.dtype(1) != b.dtype(0):
         exponent = b.emit(relay.CastOp(exponent, dtype=element_type(b.dtype(0))))
     return b.emit(relay.PowerOp(base, exponent))
@@ -103,7 +104,7 @@ def _variadic(b: Node) -> SSAValue:
     values = b.inputs()
     acc = values[0]
     for v in values[1:]:
-        acc = b.emit(VARIADIC[b.op_type](acc, v))
+        acc = b.emit(VARIADIC[b.op_type](acc, match_run_time_dims(b, v, acc)))
     if b.op_type == "Mean" and len(values) > 1:
         acc = b.emit(relay.DivideOp(acc, b.constant(len(values), b.dtype(0))))
     return acc
@@ -120,7 +121,10 @@ def not_(b: Node) -> SSAValue:
 
 @onnx_op("Where", since=9)
 def where(b: Node) -> SSAValue:
-    return b.emit(relay.WhereOp(b.input(0), b.input(1), b.input(2)))
+    operands = b.inputs()
+    ref = max(operands, key=lambda v: v.type.get_num_dims())  # the first of highest rank
+    cond, x, y = (v if v is ref else match_run_time_dims(b, v, ref) for v in operands)
+    return b.emit(relay.WhereOp(cond, x, match_run_time_dims(b, y, x)))
 
 
 UNARY = {

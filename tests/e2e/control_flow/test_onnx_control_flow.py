@@ -500,3 +500,30 @@ def test_the_cli_describes_sequence_and_optional_inputs_and_asks_for_them(tmp_pa
     done = subprocess.run([*cli, "run", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "input 'o' (optional float32[3])" in done.stderr
+
+
+def test_where_on_two_data_dependent_sizes_checks_them_at_run_time():
+    """Where(a > 1, a, b) with a and b selected from two inputs: their counts are two
+    symbols; equal counts run (as onnxruntime), different ones are an xrelay.Error naming
+    the op (onnxruntime refuses them too), never a wrong answer."""
+    model = _model(
+        [
+            helper.make_node("Greater", ["x", "zero"], ["px"]),
+            helper.make_node("Compress", ["x", "px"], ["a"], axis=0),
+            helper.make_node("Greater", ["y", "zero"], ["py"]),
+            helper.make_node("Compress", ["y", "py"], ["b"], axis=0),
+            helper.make_node("Greater", ["a", "one"], ["c"]),
+            helper.make_node("Where", ["c", "a", "b"], ["w"]),
+            helper.make_node("Max", ["a", "b"], ["m"]),
+        ],
+        [helper.make_tensor_value_info("x", F, [6]), helper.make_tensor_value_info("y", F, [6])],
+        [helper.make_tensor_value_info("w", F, None), helper.make_tensor_value_info("m", F, None)],
+    )
+    model.graph.initializer.extend(
+        [helper.make_tensor("zero", F, [], [0.0]), helper.make_tensor("one", F, [], [1.0])]
+    )
+    x = np.array([2.0, -1.0, 0.5, 3.0, -2.0, 1.5], np.float32)
+    y = np.array([-1.0, 4.0, 0.25, -3.0, 5.0, 6.0], np.float32)
+    lib = _check(model, [{"x": x, "y": y}, {"x": y, "y": x}])
+    with pytest.raises(xrelay.Error, match="Where_5: axis 0 has size 0 where 4"):
+        lib.run(x=x, y=-np.abs(y) + np.array([1, 0, 0, 0, 0, 0], np.float32))
