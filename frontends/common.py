@@ -11,14 +11,15 @@ the op and returns its result.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
-from xdsl.dialects.builtin import LocationAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import LocationAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.constants import constant_ops, constant_value
-from xrelay.dialects.dims import Dim, prod, shape_of
+from xrelay.dialects.dims import ANONYMOUS, Dim, dim_str, make_tensor, prod, shape_of, symbol
 from xrelay.dialects.dtypes import element_type
 from xrelay.dialects.relay.tensor import check_index_values
 
@@ -154,3 +155,48 @@ def match_run_time_dims(b: Emitter, x: SSAValue, ref: SSAValue) -> SSAValue:
     if not pairs:
         return x
     return b.emit(relay.MatchDimsOp(x, ref, pairs=pairs))
+
+
+def join_types(
+    x: TensorType, y: TensorType, fresh: Callable[[int], str], free: set[str] | None = None
+) -> TensorType:
+    """The type of a value that is `x` on one path and `y` on another (one element type and
+    rank, which callers check): a dimension they disagree on is a fresh symbol `fresh(axis)`.
+    For a branch (`free` None) an unknown `?` counts as disagreeing. For a loop-carried value
+    `x` is the body's argument; a dimension of it that is a symbol in `free` (made by an
+    earlier widening) already stands for any size and stays, and the symbols made are added
+    to `free`."""
+    dims = []
+    for axis, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
+        if free is None:
+            same = p == q and dim_str(p) != ANONYMOUS
+        else:
+            same = p == q or (not isinstance(p, int) and p.is_Symbol and p.name in free)
+        if not same:
+            name = fresh(axis)
+            if free is not None:
+                free.add(name)
+            p = symbol(name)
+        dims.append(p)
+    return make_tensor(x.element_type, dims)
+
+
+def outside_type(
+    element: Attribute, dims: Sequence[Dim], local: set[str], fresh: Callable[[int], str]
+) -> TensorType:
+    """The type of a loop's result seen from outside it: every dimension that reads a
+    symbol of the loop body (`local`) is a fresh symbol `fresh(axis)`."""
+    out = [
+        symbol(fresh(axis))
+        if not isinstance(d, int) and {s.name for s in d.free_symbols} & local
+        else d
+        for axis, d in enumerate(dims)
+    ]
+    return make_tensor(element, out)
+
+
+def erase_block(block: Block) -> None:
+    """Erase a region body converted speculatively (last op first, so no use is left)."""
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)

@@ -35,6 +35,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dims import shape_of, symbols_of
+from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.errors import Error
 from xrelay.ir import location_str
 from xrelay.lowering.host_ops import HOST_OPS
@@ -67,7 +68,6 @@ class Segment:
     lib: Any
     inputs: list[SSAValue]  # data inputs of the segment's @main, in order
     outputs: list[SSAValue]
-    ops: int
 
     def run(self, env: dict[SSAValue, np.ndarray]) -> None:
         results = self.lib.run(*[env[v] for v in self.inputs])
@@ -118,9 +118,8 @@ class VMLibrary:
             if isinstance(op, func.ReturnOp | relay.YieldOp):
                 self._flush(run, program)
                 program.results = list(op.operands)
-            elif isinstance(op, relay.ConstantOp):
+            elif isinstance(op, relay.ConstantOp):  # in every run's table from the start
                 self._constants[op.result] = constant_value(op.result)
-                program.steps.append(("const", op))
             elif isinstance(op, relay.IfOp):
                 self._flush(run, program)
                 branches = (self._plan(op.then_region.block), self._plan(op.else_region.block))
@@ -200,7 +199,7 @@ class VMLibrary:
         module = ModuleOp([fn])
         used = {n: self.params[n] for n in names[len(data) :]}
         lib = build(module, used, **self.build_options)
-        segment = Segment(lib, data, outputs, len(ops))
+        segment = Segment(lib, data, outputs)
         self.segments.append(segment)
         return segment
 
@@ -272,7 +271,7 @@ class VMLibrary:
                 results.append(np.stack(scan))
             else:  # no iteration: empty, the element's static dimensions kept
                 dims = [d if isinstance(d, int) else 0 for d in shape_of(out.type)[1:]]
-                results.append(np.zeros((0, *dims), _dtype(out)))
+                results.append(np.zeros((0, *dims), numpy_dtype(out.type.element_type)))
         env.update(zip(op.outputs, results))
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -299,12 +298,6 @@ class VMLibrary:
             "a shared library (export_library) holds one native build, and this model runs "
             "control flow or data-dependent sizes in the VM"
         )
-
-
-def _dtype(value: SSAValue) -> np.dtype:
-    from xrelay.dialects.dtypes import numpy_dtype
-
-    return numpy_dtype(value.type.element_type)
 
 
 def _restore(text: str, params: Mapping[str, np.ndarray], options: Mapping[str, Any]) -> VMLibrary:

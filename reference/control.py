@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import is_dynamic, shape_of
-from xrelay.dialects.dtypes import tensor_type
+from xrelay.dialects.dtypes import numpy_dtype, tensor_type
 from xrelay.dialects.specialize import specialize_op, specialize_types
 from xrelay.errors import Error
 from xrelay.ir import location_str
@@ -152,14 +152,8 @@ def _loop(
             stacked.append(np.stack(scan))
         else:
             elem = [d if isinstance(d, int) else 0 for d in shape_of(op.outputs[n + k].type)[1:]]
-            stacked.append(np.zeros([0, *elem], op_dtype(op.outputs[n + k])))
+            stacked.append(np.zeros([0, *elem], numpy_dtype(op.outputs[n + k].type.element_type)))
     return [*carried, *stacked]
-
-
-def op_dtype(value: SSAValue) -> np.dtype:
-    from xrelay.dialects.dtypes import numpy_dtype
-
-    return numpy_dtype(value.type.element_type)
 
 
 @impl(relay.NonZeroOp)

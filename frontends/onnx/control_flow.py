@@ -22,10 +22,10 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dims import dim_str, make_tensor, shape_of, symbol, symbols_of
+from xrelay.dialects.dims import shape_of, symbol, symbols_of
 from xrelay.dialects.relay.optional import OptionalType
 from xrelay.dialects.relay.sequence import SequenceType
-from xrelay.frontends.common import stack
+from xrelay.frontends.common import erase_block, join_types, outside_type, stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.deferred import drop_partial
 from xrelay.frontends.onnx.registry import onnx_op
@@ -140,7 +140,6 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
     )
     initial = [_operand(b, v, 2 + i) for i, v in enumerate(carried)]
     arg_types = [v.type for v in initial]
-    outer_symbols = {s for t in arg_types for s in _symbols(t)}
     carried_symbols: set[str] = set()  # made for the body's arguments: each stands for any size
     for _attempt in range(4):
         before = set(importer._fresh)
@@ -157,14 +156,13 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
                 block.add_op(wrapped)
                 outs[1 + i] = wrapped.result
         widened = [
-            _join(b, t, y.type, f"loop-carried value {i}", keep_symbols=True, free=carried_symbols)
+            _join(b, t, y.type, f"loop-carried value {i}", free=carried_symbols)
             for i, (t, y) in enumerate(zip(arg_types, outs[1 : 1 + len(initial)]))
         ]
-        carried_symbols |= {s for t in widened for s in _symbols(t)} - outer_symbols
         if widened == arg_types:
             break
         arg_types = widened
-        _erase(block)
+        erase_block(block)
     else:
         raise b.error("the loop-carried shapes do not settle")
     local = (importer._fresh - before) | {s for t in arg_types for s in _symbols(t)}
@@ -176,11 +174,14 @@ def _runtime_loop(b: Node, body, carried: list[Value], names: list[str]) -> list
         importer.block = saved
     block.add_op(relay.YieldOp(*outs))
     steps = symbol(importer.fresh_symbol(f"{b.name}_steps"))  # one count for every scan output
+    fresh = lambda axis: importer.fresh_symbol(f"{b.name}_out_{axis}")
     scan_types = [
-        _fresh_dims(b, [steps, *shape_of(o.type)], o.type, local) for o in outs[1 + len(initial) :]
+        outside_type(o.type.element_type, [steps, *shape_of(o.type)], local, fresh)
+        for o in outs[1 + len(initial) :]
     ]
     result_types = [
-        _fresh_dims(b, shape_of(t), t, local) if isinstance(t, TensorType) else t for t in arg_types
+        outside_type(t.element_type, shape_of(t), local, fresh) if isinstance(t, TensorType) else t
+        for t in arg_types
     ]
     op = relay.LoopOp(max_trip, cond, initial, result_types + scan_types, block)
     b.emit(op)
@@ -210,12 +211,11 @@ def _operand(b: Node, value: Value, i: int) -> SSAValue:
     return b.ssa(value)
 
 
-def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] = frozenset()):
-    """The type of a value that is `x` on one path and `y` on another: dimensions that
-    differ become fresh symbols (a dimension of `x` that is one of the symbols `free`
-    already stands for any size); sequences keep what their elements share."""
+def _join(b: Node, x, y, what: str, free: set[str] | None = None):
+    """The type of a value that is `x` on one path and `y` on another (frontends/common.py:
+    join_types; `free` for a loop-carried value); sequences keep what their elements share."""
     if isinstance(x, OptionalType) and isinstance(y, OptionalType):
-        return OptionalType(_join(b, x.inner, y.inner, what, keep_symbols, free))
+        return OptionalType(_join(b, x.inner, y.inner, what, free))
     if isinstance(x, SequenceType) or isinstance(y, SequenceType):
         joined = None
         if isinstance(x, SequenceType) and isinstance(y, SequenceType):
@@ -225,30 +225,8 @@ def _join(b: Node, x, y, what: str, keep_symbols: bool = False, free: set[str] =
         return SequenceType(joined)
     if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
         raise b.unsupported(f"{what} changes its element type or rank ({x} and {y})")
-    dims = []
-    for i, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
-        same = p == q and (keep_symbols or dim_str(p) != "?")
-        same = same or (not isinstance(p, int) and p.is_Symbol and p.name in free)
-        dims.append(
-            p if same else symbol(b.importer.fresh_symbol(f"{b.name}_{what.split()[-1]}_{i}"))
-        )
-    return make_tensor(x.element_type, dims)
-
-
-def _fresh_dims(b: Node, dims, t, local: set[str]):
-    """`dims` with every dimension that reads a symbol of the loop body made a fresh symbol."""
-    out = []
-    for i, d in enumerate(dims):
-        if not isinstance(d, int) and {s.name for s in d.free_symbols} & local:
-            d = symbol(b.importer.fresh_symbol(f"{b.name}_out_{i}"))
-        out.append(d)
-    return make_tensor(t.element_type, out)
-
-
-def _erase(block: Block) -> None:
-    for op in reversed(list(block.ops)):
-        op.detach()
-        op.erase(safe_erase=False)
+    stem = f"{b.name}_{what.split()[-1]}"
+    return join_types(x, y, lambda axis: b.importer.fresh_symbol(f"{stem}_{axis}"), free)
 
 
 @onnx_op("Scan", structured=True, since=9)

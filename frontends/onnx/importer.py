@@ -76,9 +76,7 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
             raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
         where = f"ONNX model {path}"
     else:
-        raise Error(
-            f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}"
-        )
+        raise Error(f"from_onnx expects an onnx.ModelProto or a path, got {type(model).__name__}")
     if not proto.HasField("graph"):
         raise Error(f"{where} has no graph (an empty or truncated file?)")
     if not proto.graph.node and not proto.graph.output:
@@ -422,17 +420,21 @@ class GraphImporter:
         saved = self.env
         self.env = dict(saved)
         try:
-            self.env.update(bindings)
-            for init in graph.initializer:
-                self.env[init.name] = Value(array=tensor_array(init, "initializer"))
-            for index, node in enumerate(graph.node):
-                self.convert_node(node, index)
+            self._convert_body(graph, bindings)
             missing = [o.name for o in graph.output if o.name not in self.env]
             if missing:
                 raise Error(f"subgraph '{graph.name}' output '{missing[0]}' is not produced")
             return [self.env[o.name] for o in graph.output]
         finally:
             self.env = saved
+
+    def _convert_body(self, graph: onnx.GraphProto, bindings: Mapping[str, Value]) -> None:
+        """A subgraph's nodes, its inputs bound to `bindings`, into the current value table."""
+        self.env.update(bindings)
+        for init in graph.initializer:
+            self.env[init.name] = Value(array=tensor_array(init, "initializer"))
+        for index, node in enumerate(graph.node):
+            self.convert_node(node, index)
 
     def _lift(self, value: Value, out: onnx.ValueInfoProto, block: Block) -> SSAValue:
         """A sequence held at import (`value.items`) as a run-time sequence, built in `block`."""
@@ -468,11 +470,7 @@ class GraphImporter:
         self.block = block
         self.env = {k: dataclasses.replace(v) for k, v in saved_env.items()}
         try:
-            self.env.update(bindings)
-            for init in graph.initializer:
-                self.env[init.name] = Value(array=tensor_array(init, "initializer"))
-            for index, node in enumerate(graph.node):
-                self.convert_node(node, index)
+            self._convert_body(graph, bindings)
             results = []
             for out in graph.output:
                 if out.name not in self.env:

@@ -20,7 +20,7 @@ from xrelay.dialects import relay
 from xrelay.dialects.dims import make_tensor, shape_of, symbol, unknown
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.dialects.relay.sequence import SequenceType
-from xrelay.frontends.common import stack
+from xrelay.frontends.common import erase_block, stack
 from xrelay.frontends.onnx.binder import Node, Value
 from xrelay.frontends.onnx.registry import onnx_op
 
@@ -323,9 +323,7 @@ def sequence_map(b: Node) -> list[Value]:
     loop_args = [TensorType(i64, []), TensorType(i1, [])]
     scratch = Block(arg_types=loop_args)  # the outputs' types, from a first conversion
     kinds = [general([v.type]) for v in convert(scratch)]
-    for op in reversed(list(scratch.ops)):
-        op.detach()
-        op.erase(safe_erase=False)
+    erase_block(scratch)
     out_types = [SequenceType(t) for t in kinds]
     block = Block(arg_types=[*loop_args, *out_types])
     outs = convert(block)

@@ -30,10 +30,11 @@ import torch
 from xdsl.dialects.builtin import DYNAMIC_INDEX, LocationAttr, TensorType, i1, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xrelay.dialects import relay
-from xrelay.dialects.dims import dim_str, make_tensor, shape_of, symbol
+from xrelay.dialects.dims import shape_of
 from xrelay.dialects.dtypes import element_type, numpy_dtype
 from xrelay.dialects.relay.base import fmt_type
 from xrelay.errors import Error
+from xrelay.frontends.common import erase_block, join_types, outside_type
 from xrelay.frontends.pytorch.call import Unavailable, has_ssa
 
 if TYPE_CHECKING:
@@ -155,30 +156,15 @@ def _join(
     stem: str,
     widened: set[str] | None = None,
 ) -> TensorType:
-    """The type of a value that is `x` on one path and `y` on another: dimensions that
-    differ become fresh symbols named after `stem`. For an if (`widened` None) unknown
-    dimensions do too; for a loop-carried value, `x` is the body's argument and a dimension
-    that is already a symbol of `widened` (made by an earlier widening: any size) stays."""
+    """The type of a value that is `x` on one path and `y` on another, fresh symbols named
+    after `stem` (frontends/common.py: join_types; `widened` for a loop-carried value)."""
     assert isinstance(x, TensorType) and isinstance(y, TensorType)
     if x.element_type != y.element_type or x.get_num_dims() != y.get_num_dims():
         raise Error(
             f"PyTorch op {label}: {what} is {fmt_type(x)} on one path and {fmt_type(y)} on "
             "another; run-time control flow needs one element type and rank"
         )
-    dims = []
-    for axis, (p, q) in enumerate(zip(shape_of(x), shape_of(y))):
-        if widened is None:
-            same = p == q and dim_str(p) != "?"
-        else:
-            same = p == q or (not isinstance(p, int) and p.is_Symbol and p.name in widened)
-        if same:
-            dims.append(p)
-            continue
-        name = imp.fresh_symbol(f"{stem}_{axis}")
-        if widened is not None:
-            widened.add(name)
-        dims.append(symbol(name))
-    return make_tensor(x.element_type, dims)
+    return join_types(x, y, lambda axis: imp.fresh_symbol(f"{stem}_{axis}"), widened)
 
 
 def _stem(imp: ScriptImporter, node: torch._C.Node) -> str:
@@ -259,7 +245,7 @@ def runtime_loop(
         if widened == arg_types:
             break
         arg_types = widened
-        _erase(block)
+        erase_block(block)
     else:
         raise Error(f"PyTorch op {label}: the loop-carried shapes do not settle")
     with imp.in_block(block):
@@ -267,27 +253,18 @@ def runtime_loop(
     end.location = loc
     block.add_op(end)
     local = imp.symbols - symbols  # bound inside the loop only: not visible after it
-    result_types = [_outside(imp, t, local, f"{stem}_out{k}") for t, k in zip(arg_types, moving)]
+    result_types = [
+        outside_type(
+            t.element_type,
+            shape_of(t),
+            local,
+            lambda axis, k=k: imp.fresh_symbol(f"{stem}_out{k}_{axis}"),
+        )
+        for t, k in zip(arg_types, moving)
+    ]
     op = relay.LoopOp(max_trip, cond, initial, result_types, block)
     imp.builder.add(op, loc)
     results = list(carried)
     for k, result in zip(moving, op.outputs):
         results[k] = result
     return results
-
-
-def _outside(imp: ScriptImporter, t: Attribute, local: set[str], stem: str) -> TensorType:
-    """`t` with every dimension that reads a symbol of the loop made a fresh symbol."""
-    assert isinstance(t, TensorType)
-    dims = []
-    for axis, d in enumerate(shape_of(t)):
-        if not isinstance(d, int) and {s.name for s in d.free_symbols} & local:
-            d = symbol(imp.fresh_symbol(f"{stem}_{axis}"))
-        dims.append(d)
-    return make_tensor(t.element_type, dims)
-
-
-def _erase(block: Block) -> None:
-    for op in reversed(list(block.ops)):
-        op.detach()
-        op.erase(safe_erase=False)
