@@ -130,10 +130,6 @@ class FunctionSignature:
         return type_text(shape, dtype, i in self.sequence_results, i in self.optional_results)
 
     @property
-    def has_sequences(self) -> bool:
-        return bool(self.sequence_results) or any(a.sequence for a in self.args)
-
-    @property
     def is_dynamic(self) -> bool:
         return any(not isinstance(d, int) for a in self.args if not a.sequence for d in a.shape)
 
@@ -211,8 +207,8 @@ class FunctionSignature:
 
 
 def _ranked(t: Attribute) -> Attribute:
-    """A sequence's element type as a tensor type (an unranked one: rank 0 with
-    `Argument.unranked`, read through UNRANKED)."""
+    """A sequence's element type as a tensor type (an unranked one: the one dimension
+    UNRANKED, which the input checks and descriptions read as "any rank")."""
     if isinstance(t, UnrankedTensorType):
         return TensorType(t.element_type, [UNRANKED])
     return t

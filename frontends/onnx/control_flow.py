@@ -100,6 +100,8 @@ class _RunTime(Exception):
 def _unrolled_loop(b: Node, body, carried: list[Value], names: list[str]) -> list[Value]:
     trip = int(np.asarray(b.const(0)).reshape(())) if b.has_input(0) else None
     cond = bool(np.asarray(b.const(1)).reshape(())) if b.has_input(1) else True
+    if cond and trip is not None and trip > MAX_STEPS:
+        raise _RunTime  # long loops run in the VM (known before unrolling any step)
     n_scan = len(body.output) - 1 - len(carried)
     scans: list[list[Value]] = [[] for _ in range(n_scan)]
     step = 0

@@ -174,3 +174,28 @@ def test_a_loop_of_constant_inputs_over_a_run_time_value():
         inits,
     )
     check(m, {"x": np.arange(4, dtype=np.float32)})
+
+
+def test_a_loop_longer_than_the_unrolling_limit_runs_in_the_vm():
+    """A constant trip count above MAX_STEPS is a relay.loop from the start."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["s", "one"], ["s_out"]),
+            helper.make_node("Identity", ["c"], ["c_out"]),
+        ],
+        "body",
+        [vi("i", I64, []), vi("c", B, []), vi("s", F, [1])],
+        [vi("c_out", B, []), vi("s_out", F, [1])],
+        [helper.make_tensor("one", F, [1], [1.0])],
+    )
+    inits = [helper.make_tensor("trip", I64, [], [2000]), helper.make_tensor("c0", B, [], [True])]
+    m = model(
+        [helper.make_node("Loop", ["trip", "c0", "x"], ["s"], body=body)],
+        [vi("x", F, [1])],
+        [vi("s", F, [1])],
+        inits,
+    )
+    module, params = xrelay.from_onnx(m)
+    assert "relay.loop" in str(module)
+    (got,) = xrelay.build(module, params).run(x=np.array([0.5], np.float32))
+    np.testing.assert_array_equal(got, [2000.5])
