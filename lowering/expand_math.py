@@ -92,7 +92,7 @@ class _Builder:
         self.rewriter = rewriter
 
     def emit(self, op: Operation) -> SSAValue:
-        self.rewriter.insert_op(op)
+        self.rewriter.insert(op)
         return op.results[0]
 
     def c(self, value: float) -> SSAValue:
@@ -164,7 +164,7 @@ class _Expand(RewritePattern):
         if expand is None or op.results[0].type != f32:
             return
         result = expand(_Builder(rewriter), op.operands[0])
-        rewriter.replace_matched_op([], [result])
+        rewriter.replace(op, [], [result])
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import linalg
 from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Block, Operation, Region
 from xdsl.ir.affine import AffineMap
 from xdsl.passes import ModulePass
@@ -31,7 +32,7 @@ from xdsl.rewriter import Rewriter
 
 
 def _all_parallel(op: linalg.GenericOp) -> bool:
-    return all(t.data == linalg.IteratorType.PARALLEL for t in op.iterator_types.data)
+    return all(t.data == IteratorType.PARALLEL for t in op.iterator_types.data)
 
 
 def _identity(m: AffineMapAttr, loops: int) -> bool:

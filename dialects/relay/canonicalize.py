@@ -32,7 +32,7 @@ def _is_all(value: SSAValue, scalar: float) -> bool:
 
 
 def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> None:
-    rewriter.replace_matched_op([], [value])
+    rewriter.replace(op, [], [value])
 
 
 class IdentityReshape(RewritePattern):
@@ -44,7 +44,7 @@ class IdentityReshape(RewritePattern):
         inner = op.data.owner
         if isinstance(inner, relay.ReshapeOp):
             shape = list(op.result.type.get_shape())
-            rewriter.replace_matched_op(relay.ReshapeOp(inner.data, newshape=shape))
+            rewriter.replace(op, relay.ReshapeOp(inner.data, newshape=shape))
 
 
 class TransposePair(RewritePattern):
@@ -64,7 +64,7 @@ class TransposePair(RewritePattern):
         if composed == list(range(rank)):
             _forward(rewriter, op, inner.data)
         else:
-            rewriter.replace_matched_op(relay.TransposeOp(inner.data, axes=composed))
+            rewriter.replace(op, relay.TransposeOp(inner.data, axes=composed))
 
 
 class IdentityCast(RewritePattern):
