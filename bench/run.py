@@ -22,6 +22,10 @@ f32 precision hint, latency hint), runs the same model in the same alternation a
 same agreement check: the `OV ms` column, and `best` = xrelay / the faster of onnxruntime
 and OpenVINO (the bar the speed issue sets). Without it those columns are empty.
 
+`--memory`: after timing a model, each system's peak resident memory (import, build and three
+runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
+columns. (`peak MB` is the timing process's, which holds all three systems.)
+
 `--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
 with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
 the same inputs, and time it in the same alternation: the `dyn ms` and `dyn/static` columns.
@@ -43,9 +47,16 @@ HERE = Path(__file__).resolve().parent
 
 
 def measure(
-    name: str, runs: int, seconds: float, cache: Path, settle: float, dynamic: bool = False
+    name: str,
+    runs: int,
+    seconds: float,
+    cache: Path,
+    settle: float,
+    dynamic: bool = False,
+    memory: bool = False,
 ) -> dict:
     import numpy as np
+    import onnx
     import onnxruntime as ort
     import xrelay
     from models import DYNAMIC, build, gflop
@@ -53,6 +64,18 @@ def measure(
 
     model, inputs = build(name, cache)
     flops = gflop(model, inputs)
+    files = {}
+    if memory:  # for bench/memory.py's processes, one per system
+        files = {"model_file": str(cache / f"{name}.memory.onnx"),
+                 "inputs_file": str(cache / f"{name}.inputs.npz")}  # fmt: skip
+        copy = type(model)()
+        copy.CopyFrom(model)  # saving with external data rewrites the proto it is given
+        # weights beside the graph, as large models are shipped: each system loads them its
+        # own way
+        onnx.save_model(copy, files["model_file"], save_as_external_data=True,
+                        location=f"{name}.memory.data")  # fmt: skip
+        del copy
+        np.savez(files["inputs_file"], **inputs)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
     options.inter_op_num_threads = 1
@@ -115,6 +138,7 @@ def measure(
         }
     return {
         **extra,
+        **files,
         "model": name,
         "xrelay_ms": med["xrelay"],
         "xrelay_min_ms": min(times["xrelay"]) * 1e3,
@@ -166,10 +190,15 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
     parser.add_argument("--dynamic", action="store_true", help="also time the dynamic builds")
+    parser.add_argument(
+        "--memory", action="store_true", help="each system's peak memory, in its own process"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        result = measure(args.one, args.runs, args.seconds, args.cache, args.settle, args.dynamic)
+        result = measure(
+            args.one, args.runs, args.seconds, args.cache, args.settle, args.dynamic, args.memory
+        )
         print(json.dumps(result))
         return 0
     from xrelay.tools.timing import peak_gflops
@@ -183,6 +212,8 @@ def main() -> int:
         header += f"{'OV ms':>9}{'best':>7}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
+    if args.memory:
+        header += f"{'xr MB':>8}{'ORT MB':>8}{'OV MB':>8}{'xr/ORT':>8}"
     print(header)
     sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
     names = [m for part in args.models.split(",") for m in sets.get(part, [part])]
@@ -201,6 +232,7 @@ def main() -> int:
             "--settle",
             str(args.settle),
             *(["--dynamic"] if args.dynamic else []),
+            *(["--memory"] if args.memory else []),
         ]
         done = subprocess.run(
             cmd,
@@ -229,6 +261,8 @@ def main() -> int:
         if "dynamic_ms" in r:
             once = "once" if r.get("dynamic_once") else "per-shape"
             line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}  {once}"
+        if args.memory:
+            line += _memory_columns(r)
         print(line, flush=True)
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:
@@ -244,6 +278,21 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps({"models": rows}, indent=2))
     return 0 if len(ratios) == len(rows) else 1
+
+
+def _memory_columns(r: dict) -> str:
+    """Each system's peak RSS for r's model, each in a process of its own (bench/memory.py);
+    adds them to r."""
+    from memory import SYSTEMS, peak_mb
+
+    model, inputs = Path(r["model_file"]), Path(r["inputs_file"])
+    mb = {system: peak_mb(system, model, inputs) for system in SYSTEMS}
+    r |= {f"{system}_peak_mb": v for system, v in mb.items()}
+    cols = "".join(f"{v:>8.0f}" if v is not None else f"{'-':>8}" for v in mb.values())
+    if mb["xrelay"] is not None and mb["onnxruntime"]:
+        r["memory_ratio"] = mb["xrelay"] / mb["onnxruntime"]
+        cols += f"{r['memory_ratio']:>8.2f}"
+    return cols
 
 
 def _has_openvino() -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import numpy_helper
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FunctionType,
@@ -60,9 +61,13 @@ ShapeArg = Mapping[str, tuple[int, ...] | list[int]] | None
 DtypeArg = str | Mapping[str, str]
 
 
-def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
-    """A ModelProto from itself or a path (external data is loaded from beside the file);
-    one with no graph or no nodes is an error."""
+def load_model(model: onnx.ModelProto | str | Path) -> tuple[onnx.ModelProto, Path | None]:
+    """A ModelProto from itself or a path, and the folder of a loaded file (None for a
+    proto). The external data of a file's top-level initializers is left for
+    `GraphImporter.build` to read one tensor at a time (`initializer_array`), so a large
+    model's weights are never held twice; that of other tensors is loaded here. One with no
+    graph or no nodes is an error."""
+    base = None
     if isinstance(model, onnx.ModelProto):
         proto = model
         where = "the ONNX model"
@@ -70,8 +75,12 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
         path = Path(model)
         if not path.is_file():
             raise Error(f"no ONNX model at {path}")
+        base = path.parent
         try:
-            proto = onnx.load(str(path))
+            proto = onnx.load(str(path), load_external_data=False)
+            for tensor in _all_tensors(proto.graph, initializers=False):
+                if uses_external_data(tensor):
+                    load_external_data_for_tensor(tensor, str(base))
         except Exception as e:  # noqa: BLE001 - protobuf DecodeError, missing external data, ...
             raise Error(f"cannot load ONNX model {path}: {type(e).__name__}: {e}") from None
         where = f"ONNX model {path}"
@@ -81,7 +90,75 @@ def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
         raise Error(f"{where} has no graph (an empty or truncated file?)")
     if not proto.graph.node and not proto.graph.output:
         raise Error(f"{where} has an empty graph")
-    return proto
+    return proto, base
+
+
+def _all_tensors(graph: onnx.GraphProto, initializers: bool = True):
+    """Every TensorProto of `graph`: its initializers (when `initializers`) and node
+    attributes, subgraphs (and their initializers) included."""
+    if initializers:
+        yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
+            yield from attr.tensors
+            for g in (*([attr.g] if attr.HasField("g") else []), *attr.graphs):
+                yield from _all_tensors(g)
+
+
+def _read_external(tensor: onnx.TensorProto, base: Path) -> np.ndarray | None:
+    """A numeric tensor's external data read straight into its array (no copy through the
+    proto); None where onnx's own reader is needed (other dtypes, odd entries)."""
+    info = {e.key: e.value for e in tensor.external_data}
+    kinds = onnx.TensorProto
+    plain = {kinds.FLOAT, kinds.DOUBLE, kinds.INT8, kinds.UINT8, kinds.INT16, kinds.UINT16,
+             kinds.INT32, kinds.UINT32, kinds.INT64, kinds.UINT64, kinds.FLOAT16}  # fmt: skip
+    if tensor.data_type not in plain or "location" not in info or any(d < 0 for d in tensor.dims):
+        return None
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).newbyteorder("<")
+    count = int(np.prod(tensor.dims, dtype=np.int64))
+    path = (base / info["location"]).resolve()
+    if base.resolve() not in path.parents:
+        raise Error(f"initializer '{tensor.name}': external data outside the model's folder")
+    offset = int(info.get("offset", 0))
+    if "length" in info and int(info["length"]) != count * dtype.itemsize:
+        raise Error(
+            f"initializer '{tensor.name}' declares {info['length']} bytes of external data "
+            f"for its {list(tensor.dims)} values"
+        )
+    try:
+        array = np.fromfile(path, dtype, count, offset=offset)
+    except OSError as e:
+        raise Error(f"initializer '{tensor.name}': cannot read {path}: {e}") from None
+    if array.size != count:
+        raise Error(
+            f"initializer '{tensor.name}': {path} holds {array.size} of its "
+            f"{list(tensor.dims)} values"
+        )
+    return array.astype(dtype.newbyteorder("="), copy=False).reshape(tuple(tensor.dims))
+
+
+def initializer_array(tensor: onnx.TensorProto, base: Path | None) -> np.ndarray:
+    """A top-level initializer as numpy; one stored beside a loaded file is read from there
+    and its bytes dropped from the proto again (it stays an external reference, as
+    shape inference expects)."""
+    if base is None or not uses_external_data(tensor):
+        return tensor_array(tensor, "initializer")
+    direct = _read_external(tensor, base)
+    if direct is not None:
+        return direct
+    try:
+        load_external_data_for_tensor(tensor, str(base))
+    except Exception as e:  # noqa: BLE001 - a missing or short data file
+        raise Error(
+            f"initializer '{tensor.name}': cannot read its external data ({type(e).__name__}: {e})"
+        ) from None
+    try:
+        return tensor_array(tensor, "initializer")
+    finally:
+        tensor.ClearField("raw_data")
+        tensor.data_location = onnx.TensorProto.EXTERNAL
 
 
 def tensor_array(tensor: onnx.TensorProto, what: str) -> np.ndarray:
@@ -178,8 +255,10 @@ class GraphImporter:
         opset: int | None,
         freeze_params: bool,
         const_inputs: Mapping[str, np.ndarray] | None = None,
+        base: Path | None = None,
     ) -> None:
         self.model = model
+        self.base = base  # the folder of a loaded file: its initializers' external data
         self.graph = model.graph
         self.opset = opset or default_opset(model)
         self.domains = {e.domain: e.version for e in model.opset_import}
@@ -488,7 +567,7 @@ class GraphImporter:
             self.block, self.env = saved_block, saved_env
 
     def build(self) -> tuple[ModuleOp, dict[str, np.ndarray]]:
-        initializers = {t.name: tensor_array(t, "initializer") for t in self.graph.initializer}
+        initializers = {t.name: initializer_array(t, self.base) for t in self.graph.initializer}
         unknown = sorted(set(self.shape) - {v.name for v in self.graph.input})
         if unknown:
             real = [v.name for v in self.graph.input if v.name not in initializers]
@@ -599,9 +678,9 @@ def from_onnx(
     `const_inputs` binds graph inputs to values at import time (inputs that determine
     shapes, such as reduction axes or a Reshape target, which static shapes need known);
     they are no longer inputs of @main."""
-    proto = load_model(model)
+    proto, base = load_model(model)
     validate(proto)
-    importer = GraphImporter(proto, shape, dtype, opset, freeze_params, const_inputs)
+    importer = GraphImporter(proto, shape, dtype, opset, freeze_params, const_inputs, base)
     check_supported(proto.graph, importer.opset, importer.domains)
     module, params = importer.build()
     verify_module(module)
