@@ -24,7 +24,10 @@ def _run(system: str, model: str, inputs_path: str) -> None:
     if system == "xrelay":
         import xrelay
 
-        lib = xrelay.build(*xrelay.from_onnx(model), cache=False)
+        module, params = xrelay.from_onnx(model)
+        # what a serving process would do (and xrelay compile/bench/profile do): the
+        # originals go as their packed copies are made
+        lib = xrelay.build(module, params, cache=False, release_params=True)
         call = lambda: lib.run(**inputs)
     elif system == "onnxruntime":
         import onnxruntime as ort

@@ -19,7 +19,10 @@ from xdsl.context import Context
 class BuildContext(Context):
     """`params` holds the user's parameters; a pass that adds a parameter to @main adds
     its array here, in the order of @main's arguments. `externals` maps the symbols of
-    externally compiled functions to their code (kept alive as long as the library)."""
+    externally compiled functions to their code (kept alive as long as the library).
+    `release`: a pass may drop a parameter's array once nothing in the IR reads it (its
+    packed copy replaced it), so that a weight is not held twice during the build."""
 
     params: dict[str, np.ndarray] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
+    release: bool = False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -141,7 +142,13 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
             name = gemm_declaration(module, cache, new_spec, args, result)
             new_call = func.CallOp(name, args, [result])
             new_call.location = call.location
+            original = call.arguments[index]
             Rewriter.replace_op(call, new_call)
+            if isinstance(ctx, BuildContext) and ctx.release and not original.uses:
+                # only its packed copy is read now: a stand-in of no memory keeps the
+                # argument's shape and dtype for the signature
+                old = ctx.params[pack.source]
+                ctx.params[pack.source] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
     used = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
     for name, decl in decls.items():
         if name not in used:

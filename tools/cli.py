@@ -293,7 +293,7 @@ def cmd_compile(args: argparse.Namespace) -> None:
     if not out.parent.is_dir():
         raise Error(f"cannot write {out}: folder '{out.parent}' does not exist")
     module, params = load_model(path, args.shape)
-    lib = build(module, params, target_cpu=args.target_cpu, cache=False)
+    lib = build(module, params, target_cpu=args.target_cpu, cache=False, release_params=True)
     if isinstance(lib, DynamicLibrary):
         if lib.native is None:
             raise Error(
@@ -415,7 +415,7 @@ def cmd_bench(args: argparse.Namespace) -> None:
     if args.runs < 1 or args.seconds < 0:
         raise Error("--runs takes a positive count and --seconds a non-negative time")
     module, params = load_model(path, args.shape)
-    lib = build(module, params)
+    lib = build(module, params, release_params=True)
     if isinstance(lib, DynamicLibrary):
         raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
     sig = FunctionSignature.of(main_function(module))
@@ -461,7 +461,7 @@ def cmd_profile(args: argparse.Namespace) -> None:
     if args.trace and not Path(args.trace).parent.is_dir():
         raise Error(f"cannot write {args.trace}: its folder does not exist")
     module, params = load_model(path, args.shape)
-    lib = build(module, params, profile=True)
+    lib = build(module, params, profile=True, release_params=True)
     if isinstance(lib, DynamicLibrary):
         raise Error(f"{path.name} has dynamic dimensions: pin them with --shape NAME=DIMS")
     rng = np.random.default_rng(0)
