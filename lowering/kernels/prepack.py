@@ -16,16 +16,25 @@ def padded(rows: int, width: int) -> int:
 
 
 def pack_panels(mat: np.ndarray, width: int) -> np.ndarray:
-    """[R, K] -> the flat packed layout, size padded(R, width) * K."""
+    """[R, K] -> the flat packed layout, size padded(R, width) * K, written in place (no
+    padded or per-block copies of the whole weight: the build's peak memory)."""
     rows, k = mat.shape
     rpad = padded(rows, width)
-    full = np.zeros((rpad, k), np.float32)
-    full[:rows] = mat
-    blocks = []
+    out = np.empty(rpad * k, np.float32)
+    whole, rest = divmod(rows, width)
+    offset = 0
     for pc in range(0, k, KC):
-        block = full[:, pc : pc + KC]
-        blocks.append(block.reshape(rpad // width, width, -1).transpose(0, 2, 1).ravel())
-    return np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+        kc = min(KC, k - pc)
+        # block[p, kk, q] = mat[p * width + q, pc + kk]
+        block = out[offset : offset + rpad * kc].reshape(rpad // width, kc, width)
+        if whole:
+            part = mat[: whole * width, pc : pc + kc].reshape(whole, width, kc)
+            block[:whole] = part.transpose(0, 2, 1)
+        if rest:
+            block[whole] = 0
+            block[whole, :, :rest] = mat[whole * width :, pc : pc + kc].T
+        offset += rpad * kc
+    return out
 
 
 def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
@@ -33,6 +42,8 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
     source = np.asarray(source, np.float32)
     if spec.operand == "a":  # conv weights [O, C/g, kh, kw] -> per group [O/g, K]
         groups = source.reshape(spec.groups, spec.rows, spec.k)
+        if spec.groups == 1:
+            return pack_panels(groups[0], 6)
         return np.concatenate([pack_panels(g, 6) for g in groups])
     mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
     return pack_panels(mat.T if spec.transpose else mat, spec.panel)
