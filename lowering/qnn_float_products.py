@@ -167,11 +167,13 @@ def rewrite_product(op: qnn.ProductOp, weights: Weights, serial: list[int]) -> b
     limit = chunk_length(x_range, centered_range(w_dtype, zw))
     w_shape = tuple(op.weight.type.get_shape())
 
-    def centered_weight() -> np.ndarray:
-        w = np.asarray(array, np.int64)
-        w = w.T if transposed else w
+    def centered_weight(lo: int, hi: int) -> np.ndarray:
+        """(w - zw)[:, lo:hi] in f32 (exact: 9-bit integers), made for that chunk alone
+        (an int64 copy of the whole weight per chunk was the int8 build's peak)."""
+        w = np.asarray(array)
+        w = (w.T if transposed else w)[:, lo:hi]
         z = zw.reshape((-1,) + (1,) * (w.ndim - 1)) if zw.ndim else zw
-        return (w - z).astype(np.float32)
+        return w.astype(np.float32) - np.asarray(z, np.float32)
 
     if isinstance(op, qnn.Conv2DOp) and op.attrs.groups != 1:
         _, c, kh, kw = w_shape
@@ -188,7 +190,7 @@ def rewrite_product(op: qnn.ProductOp, weights: Weights, serial: list[int]) -> b
         for lo in range(0, k, limit):
             hi = min(k, lo + limit)
             w = weights.add(
-                f"{stem}.{lo}", (n, hi - lo), lambda lo=lo, hi=hi: centered_weight()[:, lo:hi]
+                f"{stem}.{lo}", (n, hi - lo), lambda lo=lo, hi=hi: centered_weight(lo, hi)
             )
             parts.append(rw.emit(relay.DenseOp(rw.chunk(x, axis, lo, hi, k), w)))
     else:
@@ -202,7 +204,7 @@ def rewrite_product(op: qnn.ProductOp, weights: Weights, serial: list[int]) -> b
             w = weights.add(
                 f"{stem}.{lo}",
                 (o, hi - lo, kh, kw),
-                lambda lo=lo, hi=hi: centered_weight()[:, lo:hi],
+                lambda lo=lo, hi=hi: centered_weight(lo, hi),
             )
             conv = relay.Conv2DOp(
                 rw.chunk(x, 1, lo, hi, c),
