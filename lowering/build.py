@@ -61,7 +61,7 @@ def build(
     missing = [a.name for a in signature.args if a.is_param and a.name not in ctx.params]
     if missing:
         raise Error(f"build: missing parameters {missing}")
-    if release_params:
+    if release_params and params is not None:
         if not isinstance(params, dict):
             raise Error("build: release_params needs the params dict itself (it is emptied)")
         params.clear()

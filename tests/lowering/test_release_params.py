@@ -65,6 +65,24 @@ def test_release_params_needs_the_dict_and_keeps_it_on_errors():
     with pytest.raises(xrelay.Error, match="missing parameters"):
         xrelay.build(module, partial, cache=False, release_params=True)
     assert list(partial) == ["w1"]  # nothing was taken
+    # no parameters at all: nothing to take
+    relu = xrelay.from_onnx(_relu_model())[0]
+    assert (
+        xrelay.build(relu, None, cache=False, release_params=True)
+        .run(x=-np.ones(3, np.float32))[0]
+        .max()
+        == 0
+    )
+
+
+def _relu_model():
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 @pytest.mark.parametrize("release", [False, True])
