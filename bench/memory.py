@@ -19,6 +19,7 @@ SYSTEMS = ("xrelay", "onnxruntime", "openvino")
 
 def _run(system: str, model: str, inputs_path: str) -> None:
     import numpy as np
+    from run import OPENVINO_CONFIG, ort_session  # bench/, this script's folder, is on sys.path
 
     inputs = dict(np.load(inputs_path))
     if system == "xrelay":
@@ -30,18 +31,13 @@ def _run(system: str, model: str, inputs_path: str) -> None:
         lib = xrelay.build(module, params, cache=False, release_params=True)
         call = lambda: lib.run(**inputs)
     elif system == "onnxruntime":
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
-        options.inter_op_num_threads = 1
-        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        session = ort_session(model)
         call = lambda: session.run(None, inputs)
     else:
         import openvino as ov
 
-        config = {"INFERENCE_NUM_THREADS": 2, "INFERENCE_PRECISION_HINT": "f32"}
-        request = ov.Core().compile_model(model, "CPU", config).create_infer_request()
+        compiled = ov.Core().compile_model(model, "CPU", OPENVINO_CONFIG)
+        request = compiled.create_infer_request()
         call = lambda: request.infer(inputs)
     for _ in range(3):
         call()

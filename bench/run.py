@@ -46,6 +46,24 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+OPENVINO_CONFIG = {
+    "INFERENCE_NUM_THREADS": 2,
+    "INFERENCE_PRECISION_HINT": "f32",
+    "PERFORMANCE_HINT": "LATENCY",
+}
+
+
+def ort_session(model: bytes | str):
+    """onnxruntime as the benchmark runs it: the CPU provider, 2 intra-op threads."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
 def measure(
     name: str,
     runs: int,
@@ -57,7 +75,6 @@ def measure(
 ) -> dict:
     import numpy as np
     import onnx
-    import onnxruntime as ort
     import xrelay
     from models import DYNAMIC, build, gflop
     from xrelay.tools.timing import alternate  # bench/, the script's folder, is first on sys.path
@@ -76,13 +93,7 @@ def measure(
                         location=f"{name}.memory.data")  # fmt: skip
         del copy
         np.savez(files["inputs_file"], **inputs)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    session = ort_session(model.SerializeToString())
     start = time.perf_counter()
     module, params = xrelay.from_onnx(model)
     lib = xrelay.build(module, params, cache=False)  # compile time is measured
@@ -164,12 +175,7 @@ def openvino_runner(model, inputs: dict, want: list, name: str, cache: Path):
 
     path = cache / f"{name}.openvino.onnx"
     path.write_bytes(model.SerializeToString())
-    config = {
-        "INFERENCE_NUM_THREADS": 2,
-        "INFERENCE_PRECISION_HINT": "f32",
-        "PERFORMANCE_HINT": "LATENCY",
-    }
-    compiled = ov.Core().compile_model(str(path), "CPU", config)
+    compiled = ov.Core().compile_model(str(path), "CPU", OPENVINO_CONFIG)
     request = compiled.create_infer_request()
     got = [np.asarray(v) for v in request.infer(inputs).values()]
     for g, w in zip(got, want):

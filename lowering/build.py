@@ -74,10 +74,10 @@ def build(
         # one native build for every size, where the lowering can
         lib.compile_once(lambda: _compile(module, signature, ctx.params, **options))
         return lib
-    if release_params:  # one compile reads them: it takes them over from ctx
-        owned, ctx.params = ctx.params, {}
-        return _compile(module, signature, owned, kernels, target_cpu, cache, profile, True)
-    return _compile(module, signature, ctx.params, kernels, target_cpu, cache, profile)
+    # one compile reads them: with release_params it works on ctx's dict itself
+    return _compile(
+        module, signature, ctx.params, kernels, target_cpu, cache, profile, release_params
+    )
 
 
 def _compile(
@@ -92,10 +92,8 @@ def _compile(
 ) -> Library:
     """One native build of `module`: static shapes, or dynamic ones with every size a
     run-time value (DynamicUnsupported where the lowering cannot do that yet). `release`:
-    `params` is a dict this build owns; it is emptied and its weights dropped once packed."""
-    ctx = BuildContext(params=dict(params), release=release)
-    if release:
-        params.clear()  # type: ignore[attr-defined] - the caller's own dict
+    `params` is a dict this build owns: its weights are replaced by stand-ins once packed."""
+    ctx = BuildContext(params=params if release else dict(params), release=release)
     check_sizes(module)  # before anything is allocated or compiled
     target = resolve_target(target_cpu)
     options = {"kernels": kernels, "target": target, "profile": profile}
