@@ -34,6 +34,7 @@ _PASS_CLASSES: dict[str, str] = {
     "inline-calls": "xrelay.lowering.inline_calls:InlineCalls",
     "expose-checks": "xrelay.lowering.expose_checks:ExposeChecks",
     "hoist-constants": "xrelay.lowering.hoist_constants:HoistConstants",
+    "qnn-int-products": "xrelay.lowering.qnn_int_products:QnnIntProducts",
     "qnn-float-products": "xrelay.lowering.qnn_float_products:QnnFloatProducts",
     "qnn-legalize": "xrelay.lowering.qnn_legalize:QnnLegalize",
     "select-kernels": "xrelay.lowering.select_kernels:SelectKernels",

@@ -115,7 +115,11 @@ class GemmSpec:
     convolution channels) or the column. A packed operand is read in the layout of
     lowering/kernels/prepack.py, padded to `mpad` rows (A) or `npad` columns (B). A
     negative size or stride is a run-time value: the declaration's index argument
-    `size_index(value)` (dynamic shapes)."""
+    `size_index(value)` (dynamic shapes).
+
+    `group` != 0: the 8-bit GEMM (lowering/kernels/igemm.py, qnn-int-products): A and B
+    are bytes, the data u8 (s8 when `flip`: read xor 0x80), the weight s8 packed in words of
+    `group` values; C is i32; the epilogue is the shift alone, an i32 vector."""
 
     m: int = 0
     n: int = 0
@@ -135,6 +139,8 @@ class GemmSpec:
     b_packed: bool = False
     mpad: int = 0
     npad: int = 0
+    group: int = 0
+    flip: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.expose_checks import read_checks
 from xrelay.lowering.instrument_calls import SITES_ATTR
-from xrelay.lowering.jit import Library, llvm_module, resolve_target, vector_width
+from xrelay.lowering.jit import Library, int_group, llvm_module, resolve_target, vector_width
 from xrelay.lowering.limits import check_sizes, dynamic_sizes
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.plan_buffers import read_dynamic_plan
@@ -109,6 +109,11 @@ def _compile(
         ctx=ctx,
         options={
             "select-kernels": {"enabled": kernels},
+            "qnn-int-products": {
+                "enabled": kernels,
+                "vector_width": vector_width(target),
+                "group": int_group(target),
+            },
             "prepack-weights": {"vector_width": vector_width(target)},
             "instrument-calls": {"enabled": profile},
         },

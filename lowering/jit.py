@@ -128,6 +128,15 @@ def vector_width(target: dict[str, Any] | None = None) -> int:
     return 16 if "avx512f" in features else 8
 
 
+def int_group(target: dict[str, Any] | None = None, vw: int | None = None) -> int:
+    """8-bit values per 32-bit word of the 8-bit GEMM for `target` (the host by default): 4
+    with AVX-512 VNNI at vector width 16 (`vpdpbusd`), else 2 (i16 pairs, `vpmaddwd`)."""
+    target = target or resolve_target(None)
+    vw = vw if vw is not None else vector_width(target)
+    have = set(target["features"])
+    return 4 if vw == 16 and {"avx512vnni", "avx512bw"} <= have else 2
+
+
 def missing_features(target: dict[str, Any]) -> list[str]:
     """The features code for `target` needs that this CPU lacks."""
     have = set(host_features())

@@ -68,6 +68,7 @@ from xrelay.lowering.parallel_loops import ParallelLoops
 from xrelay.lowering.plan_buffers import PlanBuffers
 from xrelay.lowering.prepack_weights import PrepackWeights
 from xrelay.lowering.qnn_float_products import QnnFloatProducts
+from xrelay.lowering.qnn_int_products import QnnIntProducts
 from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
@@ -96,6 +97,8 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("inline-calls", InlineCalls),
     ("expose-checks", ExposeChecks),
     ("hoist-constants", HoistConstants),
+    # before qnn-float-products: the 8-bit GEMM takes what it can, the f32 GEMM the rest
+    ("qnn-int-products", QnnIntProducts),
     ("qnn-float-products", QnnFloatProducts),
     ("qnn-legalize", QnnLegalize),
     ("select-kernels", SelectKernels),

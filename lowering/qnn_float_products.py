@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
@@ -70,10 +70,11 @@ class Weights:
         self.fn = fn
         self.ctx = ctx
 
-    def add(self, name: str, shape: tuple[int, ...], make) -> SSAValue:
-        """A new f32 parameter `name` of `shape`; under build its array is `make()`."""
+    def add(self, name: str, shape: tuple[int, ...], make, elem: Attribute = f32) -> SSAValue:
+        """A new parameter `name` of `shape` (f32, or `elem`); under build its array is
+        `make()`."""
         fn, block = self.fn, self.fn.body.block
-        arg = block.insert_arg(TensorType(f32, list(shape)), len(block.args))
+        arg = block.insert_arg(TensorType(elem, list(shape)), len(block.args))
         entry = {NAME_ATTR: StringAttr(name), PARAM_ATTR: UnitAttr()}
         assert fn.arg_attrs is not None
         fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
@@ -81,7 +82,7 @@ class Weights:
             [a.type for a in block.args], fn.function_type.outputs.data
         )
         if isinstance(self.ctx, BuildContext):
-            array = np.ascontiguousarray(make(), np.float32)
+            array = np.ascontiguousarray(make(), numpy_dtype(elem))
             assert array.shape == tuple(shape)
             self.ctx.params[name] = array
         return arg

@@ -47,3 +47,29 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
         return np.concatenate([pack_panels(g, 6) for g in groups])
     mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
     return pack_panels(mat.T if spec.transpose else mat, spec.panel)
+
+
+def pack_words(mat: np.ndarray, width: int, group: int) -> np.ndarray:
+    """An 8-bit weight [R, K] (s8 values) -> the packed layout of lowering/kernels/igemm.py:
+    K zero-padded to whole groups of `group` values (one 32-bit word per row and group), K
+    blocks of KC values, panels of `width` rows, word (panel, g, row) at (panel * kcg + g) *
+    width + row, rows past the end zero. int8 values for group 4 (VNNI), int16 for 2."""
+    rows, k = mat.shape
+    dtype = np.int8 if group == 4 else np.int16
+    kg = -(-k // group)
+    rpad = padded(rows, width)
+    words = np.zeros((rpad, kg * group), dtype)
+    words[:rows, :k] = mat
+    words = words.reshape(rpad, kg, group)
+    out = np.empty(rpad * kg * group, dtype)
+    step = KC // group
+    offset = 0
+    for pg in range(0, kg, step):
+        kcg = min(step, kg - pg)
+        # block[p, g, q, t] = words[p * width + q, pg + g, t]
+        block = out[offset : offset + rpad * kcg * group].reshape(rpad // width, kcg, width, group)
+        block[:] = (
+            words[:, pg : pg + kcg].reshape(rpad // width, width, kcg, group).transpose(0, 2, 1, 3)
+        )
+        offset += rpad * kcg * group
+    return out

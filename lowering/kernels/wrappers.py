@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
-from xrelay.lowering.kernels import gemm
+from xrelay.lowering.kernels import gemm, igemm
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
 from xrelay.lowering.plan_buffers import arena_definitions
@@ -72,28 +72,56 @@ def wrapper(w: Writer, name: str, spec: GemmSpec, types: list[Attribute] | None 
             loops.append(loop)
             for key, stride in zip("abcv", (sa, sb, sc, sv)):
                 offsets[key] = w.add(offsets[key], w.mul(i, value(stride)))
-        a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
-        used = {"%s": spec.scale, "%t": spec.shift}
-        vec = {n: w.gep(n, offsets["v"]) if used[n] else "null" for n in ("%s", "%t")}
-        res = w.gep("%r", offsets["c"]) if spec.residual else "null"
-        rows = (
-            (vec["%s"], vec["%t"], "null", "null")
-            if spec.per_row
-            else ("null", "null", vec["%s"], vec["%t"])
-        )
-        args = [
-            ("i64", value(spec.m)), ("i64", value(spec.n)), ("i64", value(spec.k)),
-            ("ptr", a), ("i64", value(spec.rsa)), ("i64", value(spec.csa)),
-            ("ptr", b), ("i64", value(spec.rsb)), ("i64", value(spec.csb)),
-            ("ptr", c), ("i64", value(spec.ldc)),
-            *(("ptr", p) for p in rows),
-            ("ptr", res), ("i64", value(spec.ldc)), ("i64", int(spec.relu)),
-            ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
-            ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
-        ]  # fmt: skip
-        w.do(f"call void @xr_sgemm({', '.join(f'{t} {v}' for t, v in args)})")
+        if spec.group:
+            int_call(w, spec, offsets)
+        else:
+            float_call(w, spec, offsets)
         for loop in reversed(loops):
             loop.__exit__(None, None, None)
+
+
+def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
+    """The call of the 8-bit GEMM (byte operands, i32 result and shift vector; a packed
+    operand is never offset: one-group convolutions only)."""
+    a, b = (w.gep(f"%{k}", offsets[k], "i8") for k in "ab")
+    c = w.gep("%c", offsets["c"], "i32")
+    t = w.gep("%t", offsets["v"], "i32") if spec.shift else "null"
+    trow, tcol = (t, "null") if spec.per_row else ("null", t)
+    args = [
+        ("i64", value(spec.m)), ("i64", value(spec.n)), ("i64", value(spec.k)),
+        ("ptr", a), ("i64", value(spec.rsa)), ("i64", value(spec.csa)),
+        ("ptr", b), ("i64", value(spec.rsb)), ("i64", value(spec.csb)),
+        ("ptr", c), ("i64", value(spec.ldc)), ("ptr", trow), ("ptr", tcol),
+        ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
+        ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
+        ("i64", 128 if spec.flip else 0),
+    ]  # fmt: skip
+    unsigned = "b" if spec.per_row else "a"  # the data: a convolution's columns, a product's rows
+    w.do(f"call void @xr_igemm_{unsigned}({', '.join(f'{t} {v}' for t, v in args)})")
+
+
+def float_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
+    """The call of the f32 GEMM."""
+    a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
+    used = {"%s": spec.scale, "%t": spec.shift}
+    vec = {n: w.gep(n, offsets["v"]) if used[n] else "null" for n in ("%s", "%t")}
+    res = w.gep("%r", offsets["c"]) if spec.residual else "null"
+    rows = (
+        (vec["%s"], vec["%t"], "null", "null")
+        if spec.per_row
+        else ("null", "null", vec["%s"], vec["%t"])
+    )
+    args = [
+        ("i64", value(spec.m)), ("i64", value(spec.n)), ("i64", value(spec.k)),
+        ("ptr", a), ("i64", value(spec.rsa)), ("i64", value(spec.csa)),
+        ("ptr", b), ("i64", value(spec.rsb)), ("i64", value(spec.csb)),
+        ("ptr", c), ("i64", value(spec.ldc)),
+        *(("ptr", p) for p in rows),
+        ("ptr", res), ("i64", value(spec.ldc)), ("i64", int(spec.relu)),
+        ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
+        ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
+    ]  # fmt: skip
+    w.do(f"call void @xr_sgemm({', '.join(f'{t} {v}' for t, v in args)})")
 
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
@@ -108,5 +136,11 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     w = Writer()
     for name, (spec, types) in specs.items():
         wrapper(w, name, spec, types)
-    runtime = gemm.runtime_ir(threads, vector_width) if specs else ""
+    groups = {spec.group for spec, _ in specs.values()}
+    # the f32 GEMM where a call needs it, else only the declarations both runtimes use
+    runtime = gemm.runtime_ir(threads, vector_width) if 0 in groups else gemm.HEADER
+    if not specs:
+        runtime = ""
+    for group in sorted(groups - {0}):  # (one 8-bit group per module: qnn-int-products)
+        runtime += igemm.runtime_ir(threads, vector_width, group)
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,16 +1,24 @@
 """qnn-float-products: 8-bit dense and conv2d on the f32 GEMM in K chunks give exactly the
 integers of the i32 loops (the stage switched off) and of the reference executor, also on
 the data and weights that make the partial sums largest; with chunks longer than the bound
-the same cases go wrong, so the bound is what keeps them exact."""
+the same cases go wrong, so the bound is what keeps them exact. (qnn-int-products, which
+runs first, is switched off here.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import xrelay
-from xrelay.lowering import qnn_float_products
+from xrelay.lowering import qnn_float_products, qnn_int_products
 
 rng = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True)
+def _no_int_products(monkeypatch):
+    """The 8-bit GEMM (qnn-int-products, tested in test_qnn_int_products.py) takes most of
+    these products first; this file tests the f32 path they would otherwise take."""
+    monkeypatch.setattr(qnn_int_products, "int_products", lambda *args: 0)
 
 
 def dense_module(m: int, k: int, n: int, xt: str, wt: str, zx: int, zw: str) -> str:

@@ -1,0 +1,428 @@
+"""The 8-bit matrix-product runtime: exact i32 products of u8 data and s8 weights, written
+as LLVM IR text and linked into every compiled model that calls it (qnn-int-products).
+
+    void xr_igemm_<u>(i64 M, i64 N, i64 K,
+                      ptr A, i64 rsa, i64 csa,     A[i, k] = A[i*rsa + k*csa]  (bytes)
+                      ptr B, i64 rsb, i64 csb,     B[k, j] = B[k*rsb + j*csb]  (bytes)
+                      ptr C, i64 ldc,              C[i, j] = C[i*ldc + j]      (i32, written once)
+                      ptr trow, ptr tcol,          i32 added per row / per column, or null
+                      i64 apk, i64 mpad, i64 arow0,  A prepacked (apk != 0)
+                      i64 bpk, i64 npad, i64 bcol0,  B prepacked
+                      i64 flip)                    0x80: the data's bytes are s8 (xor makes u8)
+
+    C = A @ B + trow[i] + tcol[j], exactly (i32; K <= 65,536 keeps every sum in range)
+
+`<u>` names the unsigned operand, the data: `a` for dense products (A is the data, B the
+weight), `b` for convolutions (A is the weight, B the im2col columns). The data's bytes are
+read as u8 after `xor flip`; the weight is s8, packed at build time.
+
+Operands are packed in groups of G consecutive k (a 32-bit word per row and group): with
+VNNI (G = 4, bytes) one `vpdpbusd` multiplies a word of 4 u8 by 4 s8 and adds the four
+products into each i32 lane; otherwise (G = 2, i16 words) the multiply-add of pairs is
+written as widening multiplies LLVM matches to `vpmaddwd` (or `vpdpwssd`). Blocking is the
+f32 GEMM's (lowering/kernels/gemm.py): KC x NC blocks of B in NR-column panels, MC x KC
+blocks of A in 6-row panels, a 6 x NR register tile (12 vector accumulators of VW i32
+lanes, NR = 2 VW), edge tiles through a scratch tile. A packed block holds, per panel, kcg
+words of `width` rows: word (panel, g, row) at (panel * kcg + g) * width + row; prepacked
+operands hold the K blocks one after another (block at word pg * padded rows), as
+lowering/kernels/prepack.py writes them.
+"""
+
+from __future__ import annotations
+
+from xrelay.lowering.kernels.gemm import KC, MC, MR, NC, PARALLEL_MIN
+from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.parallel import team
+
+GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
+
+PARAMS = [
+    ("i64", "%M"), ("i64", "%N"), ("i64", "%K"),
+    ("ptr", "%a"), ("i64", "%rsa"), ("i64", "%csa"),
+    ("ptr", "%b"), ("i64", "%rsb"), ("i64", "%csb"),
+    ("ptr", "%c"), ("i64", "%ldc"),
+    ("ptr", "%trow"), ("ptr", "%tcol"),
+    ("i64", "%apk"), ("i64", "%mpad"), ("i64", "%arow0"),
+    ("i64", "%bpk"), ("i64", "%npad"), ("i64", "%bcol0"),
+    ("i64", "%flip"),
+]  # fmt: skip
+
+HEADER = """
+declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, <16 x i32>)
+@xr_izeros = internal constant [32 x i32] zeroinitializer, align 64
+"""
+
+
+def iv(vw: int) -> str:
+    return f"<{vw} x i32>"
+
+
+def splat_i32(w: Writer, scalar: str, vw: int) -> str:
+    v = w.op(f"insertelement {iv(vw)} poison, i32 {scalar}, i64 0")
+    return w.op(f"shufflevector {iv(vw)} {v}, {iv(vw)} poison, <{vw} x i32> zeroinitializer")
+
+
+def multiply_add(w: Writer, acc: str, a: str, b: str, vw: int, group: int, unsigned: str) -> str:
+    """acc + the dot products of the G-element words of a and b, lane by lane. `unsigned`
+    ("a" or "b") is the operand holding u8 (VNNI's first multiplicand)."""
+    v = iv(vw)
+    if group == 4:
+        u, s = (a, b) if unsigned == "a" else (b, a)
+        return w.op(f"call {v} @llvm.x86.avx512.vpdpbusd.512({v} {acc}, {v} {u}, {v} {s})")
+    h, wide = f"<{2 * vw} x i16>", f"<{2 * vw} x i32>"
+    x = w.op(f"sext {h} {w.op(f'bitcast {v} {a} to {h}')} to {wide}")
+    y = w.op(f"sext {h} {w.op(f'bitcast {v} {b} to {h}')} to {wide}")
+    p = w.op(f"mul {wide} {x}, {y}")
+    even = ", ".join(f"i32 {2 * i}" for i in range(vw))
+    odd = ", ".join(f"i32 {2 * i + 1}" for i in range(vw))
+    e = w.op(f"shufflevector {wide} {p}, {wide} poison, <{vw} x i32> <{even}>")
+    o = w.op(f"shufflevector {wide} {p}, {wide} poison, <{vw} x i32> <{odd}>")
+    return w.op(f"add {v} {acc}, {w.op(f'add {v} {e}, {o}')}")
+
+
+def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
+    """xr_iukr_<u>: C[6 x NR] (+)= Ap[kcg words x 6] times Bp[kcg words x NR], then adds
+    trow / tcol when %epi != 0."""
+    nr, v = 2 * vw, iv(vw)
+    params = [("i64", "%kcg"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
+              ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"),
+              ("ptr", "%tcol")]  # fmt: skip
+    with w.function("void", f"@xr_iukr_{unsigned}", params):
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
+        with w.loop("g", "0", "%kcg") as g:
+            bp = w.gep("%bp", w.mul(g, str(nr)), "i32")
+            b = [w.op(f"load {v}, ptr {w.gep(bp, str(vw * j), 'i32')}, align 4") for j in range(2)]
+            ap = w.gep("%ap", w.mul(g, str(MR)), "i32")
+            for r in range(MR):
+                a = splat_i32(w, w.op(f"load i32, ptr {w.gep(ap, str(r), 'i32')}, align 4"), vw)
+                for j in range(2):
+                    cur = w.get(accs[r][j])
+                    w.set(accs[r][j], multiply_add(w, cur, a, b[j], vw, group, unsigned))
+        rows = [w.gep("%c", w.mul(str(r), "%ldc"), "i32") for r in range(MR)]
+        with w.if_(w.op("icmp ne i64 %acc, 0")):
+            for r in range(MR):
+                for j in range(2):
+                    old = w.op(f"load {v}, ptr {w.gep(rows[r], str(vw * j), 'i32')}, align 4")
+                    w.set(accs[r][j], w.op(f"add {v} {w.get(accs[r][j])}, {old}"))
+        with w.if_(w.op("icmp ne i64 %epi, 0")):
+            tcol = [
+                w.op(f"load {v}, ptr {w.gep('%tcol', str(vw * j), 'i32')}, align 4")
+                for j in range(2)
+            ]
+            for r in range(MR):
+                t = splat_i32(w, w.op(f"load i32, ptr {w.gep('%trow', str(r), 'i32')}"), vw)
+                for j in range(2):
+                    x = w.op(f"add {v} {w.get(accs[r][j])}, {t}")
+                    w.set(accs[r][j], w.op(f"add {v} {x}, {tcol[j]}"))
+        for r in range(MR):
+            for j in range(2):
+                ptr = w.gep(rows[r], str(vw * j), "i32")
+                w.do(f"store {v} {w.get(accs[r][j])}, ptr {ptr}, align 4")
+
+
+def edge_tile(w: Writer, nr: int) -> None:
+    """xr_iedge: the valid mr x nr part of a 6 x NR scratch tile into C (adding C's partial
+    sums with %acc, trow / tcol with %epi)."""
+    params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
+              ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"), ("ptr", "%tcol")]  # fmt: skip
+    with w.function("void", "@xr_iedge", params):
+        acc = w.op("icmp ne i64 %acc, 0")
+        epi = w.op("icmp ne i64 %epi, 0")
+        with w.loop("i", "0", "%mr") as i, w.loop("j", "0", "%nr") as j:
+            cp = w.gep("%c", w.add(w.mul(i, "%ldc"), j), "i32")
+            tp = w.gep("%t", w.add(w.mul(i, str(nr)), j), "i32")
+            v = w.var("i32", w.op(f"load i32, ptr {tp}"))
+            with w.if_(acc):
+                w.set(v, w.op(f"add i32 {w.get(v)}, {w.op(f'load i32, ptr {cp}')}"))
+            with w.if_(epi):
+                tr = w.op(f"load i32, ptr {w.gep('%trow', i, 'i32')}")
+                tc = w.op(f"load i32, ptr {w.gep('%tcol', j, 'i32')}")
+                w.set(v, w.op(f"add i32 {w.op(f'add i32 {w.get(v)}, {tr}')}, {tc}"))
+            w.do(f"store i32 {w.get(v)}, ptr {cp}")
+
+
+def element(group: int) -> str:
+    return "i8" if group == 4 else "i16"
+
+
+def pack(w: Writer, name: str, width: int, group: int) -> None:
+    """Pack rows [0, rows) x k [k0, k0 + kcg * G) of data bytes (element (r, k) at
+    src[r*rs + k*cs], read as u8 after xor flip) into panels of `width` rows: word (panel,
+    g, row) holds the G values of k0 + g*G ... (zero past the last row or past K; i16 for
+    G = 2). A full panel whose rows are contiguous (rs == 1) or whose k is (cs == 1) is
+    copied with vectors; the rest value by value."""
+    elem = element(group)
+    params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"),
+              ("i64", "%k0"), ("i64", "%kcg"), ("i64", "%K"), ("ptr", "%dst"),
+              ("i64", "%flip")]  # fmt: skip
+    flip8 = "%flip8"
+    with w.function("void", name, params):
+        w.do(f"{flip8} = trunc i64 %flip to i8")
+        k_end = w.add("%k0", w.mul("%kcg", str(group)))
+        full_k = w.op(f"icmp sle i64 {k_end}, %K")
+        with w.loop("p", "0", "%rows", str(width)) as p:
+            dst = w.gep("%dst", w.mul(p, "%kcg"), "i32")
+            full = w.op(f"and i1 {w.op(f'icmp sle i64 {w.add(p, str(width))}, %rows')}, {full_k}")
+            rows_unit = w.op(f"and i1 {full}, {w.op('icmp eq i64 %rs, 1')}")
+            k_unit = w.op(f"and i1 {full}, {w.op('icmp eq i64 %cs, 1')}")
+            col, other, join = w.if_else(rows_unit, "cols")
+            w.block(col)  # G loads of `width` contiguous rows' bytes, interleaved
+            with w.loop("g", "0", "%kcg") as g:
+                k = w.add("%k0", w.mul(g, str(group)))
+                parts = []
+                for t in range(group):
+                    src = w.gep("%src", w.add(p, w.mul(w.add(k, str(t)), "%cs")), "i8")
+                    x = w.op(f"load <{width} x i8>, ptr {src}, align 1")
+                    f = w.op(f"insertelement <{width} x i8> poison, i8 {flip8}, i64 0")
+                    f = w.op(
+                        f"shufflevector <{width} x i8> {f}, <{width} x i8> poison, <{width} x i32> zeroinitializer"
+                    )
+                    x = w.op(f"xor <{width} x i8> {x}, {f}")
+                    if elem == "i16":
+                        x = w.op(f"zext <{width} x i8> {x} to <{width} x i16>")
+                    parts.append(x)
+                t = f"<{width} x {elem}>"
+                if group == 2:
+                    both = w.op(
+                        f"shufflevector {t} {parts[0]}, {t} {parts[1]}, <{2 * width} x i32> <"
+                        + ", ".join(f"i32 {i}" for i in range(2 * width))
+                        + ">"
+                    )
+                else:
+                    t2 = f"<{2 * width} x {elem}>"
+                    lo = w.op(
+                        f"shufflevector {t} {parts[0]}, {t} {parts[1]}, <{2 * width} x i32> <"
+                        + ", ".join(f"i32 {i}" for i in range(2 * width))
+                        + ">"
+                    )
+                    hi = w.op(
+                        f"shufflevector {t} {parts[2]}, {t} {parts[3]}, <{2 * width} x i32> <"
+                        + ", ".join(f"i32 {i}" for i in range(2 * width))
+                        + ">"
+                    )
+                    both = w.op(
+                        f"shufflevector {t2} {lo}, {t2} {hi}, <{4 * width} x i32> <"
+                        + ", ".join(f"i32 {i}" for i in range(4 * width))
+                        + ">"
+                    )
+                n = group * width
+                mask = ", ".join(f"i32 {(i % group) * width + i // group}" for i in range(n))
+                tn = f"<{n} x {elem}>"
+                inter = w.op(f"shufflevector {tn} {both}, {tn} poison, <{n} x i32> <{mask}>")
+                w.do(f"store {tn} {inter}, ptr {w.gep(dst, w.mul(g, str(width)), 'i32')}, align 4")
+            w.br(join)
+            w.block(other)
+            kpath, slow, kjoin = w.if_else(k_unit, "ks")
+            w.block(kpath)  # a word of G contiguous bytes per row and group
+            with w.loop("q", "0", str(width)) as q:
+                row = w.gep("%src", w.mul(w.add(p, q), "%rs"), "i8")
+                with w.loop("g", "0", "%kcg") as g:
+                    src = w.gep(row, w.add("%k0", w.mul(g, str(group))), "i8")
+                    x = w.op(f"load <{group} x i8>, ptr {src}, align 1")
+                    f = w.op(f"insertelement <{group} x i8> poison, i8 {flip8}, i64 0")
+                    f = w.op(
+                        f"shufflevector <{group} x i8> {f}, <{group} x i8> poison, <{group} x i32> zeroinitializer"
+                    )
+                    x = w.op(f"xor <{group} x i8> {x}, {f}")
+                    if elem == "i16":
+                        x = w.op(f"zext <{group} x i8> {x} to <{group} x i16>")
+                    word = w.gep(dst, w.add(w.mul(g, str(width)), q), "i32")
+                    w.do(f"store <{group} x {elem}> {x}, ptr {word}, align 4")
+            w.br(kjoin)
+            w.block(slow)  # value by value, zero outside
+            with w.loop("g", "0", "%kcg") as g, w.loop("q", "0", str(width)) as q:
+                r = w.add(p, q)
+                inside_r = w.op(f"icmp slt i64 {r}, %rows")
+                for t in range(group):
+                    k = w.add("%k0", w.add(w.mul(g, str(group)), str(t)))
+                    inside = w.op(f"and i1 {inside_r}, {w.op(f'icmp slt i64 {k}, %K')}")
+                    out = w.gep(
+                        dst, w.add(w.mul(w.add(w.mul(g, str(width)), q), str(group)), str(t)), elem
+                    )
+                    value = w.var(elem, "0")
+                    with w.if_(inside):
+                        src = w.gep("%src", w.add(w.mul(r, "%rs"), w.mul(k, "%cs")), "i8")
+                        x = w.op(f"xor i8 {w.op(f'load i8, ptr {src}')}, {flip8}")
+                        if elem == "i16":
+                            x = w.op(f"zext i8 {x} to i16")
+                        w.set(value, x)
+                    w.do(f"store {elem} {w.get(value)}, ptr {out}")
+            w.br(kjoin)
+            w.block(kjoin)
+            w.br(join)
+            w.block(join)
+
+
+def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
+    kcg_max = KC // group
+    with w.function("void", f"@xr_igemm_serial_{unsigned}", PARAMS):
+        ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * kcg_max * 4 + 64})")
+        bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {NC * kcg_max * 4 + nr * kcg_max * 4})")
+        tmp = w.op(f"alloca [{MR * nr} x i32], align 64")
+        kg_all = w.op(f"sdiv i64 {w.add('%K', str(group - 1))}, {group}")
+        zeros = "@xr_izeros"
+        trow_null = w.op("icmp eq ptr %trow, null")
+        tcol_null = w.op("icmp eq ptr %tcol, null")
+        with w.loop("jc", "0", "%N", str(NC)) as jc:
+            nc = w.min(str(NC), w.sub("%N", jc))
+            with w.loop("pg", "0", kg_all, str(kcg_max)) as pg:
+                kcg = w.min(str(kcg_max), w.sub(kg_all, pg))
+                k0 = w.mul(pg, str(group))
+                acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
+                epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")
+                with w.if_(w.op("icmp eq i64 %bpk, 0")):
+                    bsrc = w.gep("%b", w.mul(jc, "%csb"), "i8")
+                    w.do(
+                        f"call void @xr_ipack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {bp}, i64 %flip)"
+                    )
+                bpk = w.op("icmp ne i64 %bpk, 0")
+                packed_b = w.gep(
+                    "%b", w.add(w.mul(pg, "%npad"), w.mul(w.add("%bcol0", jc), kcg)), "i32"
+                )
+                bblock = w.op(f"select i1 {bpk}, ptr {packed_b}, ptr {bp}")
+                apk = w.op("icmp ne i64 %apk, 0")
+                with w.loop("ic", "0", "%M", str(MC)) as ic:
+                    mc = w.min(str(MC), w.sub("%M", ic))
+                    with w.if_(w.op("icmp eq i64 %apk, 0")):
+                        asrc = w.gep("%a", w.mul(ic, "%rsa"), "i8")
+                        w.do(
+                            f"call void @xr_ipack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {ap}, i64 %flip)"
+                        )
+                    packed_a = w.gep(
+                        "%a", w.add(w.mul(pg, "%mpad"), w.mul(w.add("%arow0", ic), kcg)), "i32"
+                    )
+                    ablock = w.op(f"select i1 {apk}, ptr {packed_a}, ptr {ap}")
+                    with w.loop("jr", "0", nc, str(nr)) as jr:
+                        nrv = w.min(str(nr), w.sub(nc, jr))
+                        bpp = w.gep(bblock, w.mul(jr, kcg), "i32")
+                        with w.loop("ir", "0", mc, str(MR)) as ir:
+                            mr = w.min(str(MR), w.sub(mc, ir))
+                            app = w.gep(ablock, w.mul(ir, kcg), "i32")
+                            i0, j0 = w.add(ic, ir), w.add(jc, jr)
+                            ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0), "i32")
+                            trow = w.op(
+                                f"select i1 {trow_null}, ptr {zeros}, ptr {w.gep('%trow', i0, 'i32')}"
+                            )
+                            tcol = w.op(
+                                f"select i1 {tcol_null}, ptr {zeros}, ptr {w.gep('%tcol', j0, 'i32')}"
+                            )
+                            full = w.op(
+                                f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nrv}, {nr}')}"
+                            )
+                            then, other, join = w.if_else(full, "full")
+                            w.block(then)
+                            w.do(
+                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol})"
+                            )
+                            w.br(join)
+                            w.block(other)
+                            w.do(
+                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {nr}, i64 0, i64 0, ptr {zeros}, ptr {zeros})"
+                            )
+                            w.do(
+                                f"call void @xr_iedge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nrv}, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol})"
+                            )
+                            w.br(join)
+                            w.block(join)
+        w.do(f"call void @free(ptr {ap})")
+        w.do(f"call void @free(ptr {bp})")
+
+
+def _offset_or_null(w: Writer, ptr: str, index: str) -> str:
+    isnull = w.op(f"icmp eq ptr {ptr}, null")
+    return w.op(f"select i1 {isnull}, ptr null, ptr {w.gep(ptr, index, 'i32')}")
+
+
+def parallel_entry(w: Writer, threads: bool, nr: int, unsigned: str) -> None:
+    """xr_igemm_<u>: split over the thread pool along N (in NR-column units) or M (in
+    6-row units, when M has more tiles), or run serially."""
+    n = len(PARAMS)
+    serial = f"@xr_igemm_serial_{unsigned}"
+    names = ", ".join(f"{t} {name}" for t, name in PARAMS)
+    worker = f"@xr_igemm_worker_{unsigned}"
+    if threads:
+        with w.function("void", worker, [("ptr", "%ctx")]):
+            vals = {}
+            for k, (t, name) in enumerate(PARAMS):
+                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
+                vals[name] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
+            tid, nt = team(w)
+            split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
+            by_m = w.op(f"icmp ne i64 {split}, 0")
+            unit = w.op(f"select i1 {by_m}, i64 {MR}, i64 {nr}")
+            total = w.op(f"select i1 {by_m}, i64 {vals['%M']}, i64 {vals['%N']}")
+            tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
+            per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
+            lo = w.min(w.mul(tid, per), total)
+            count = w.sub(w.min(w.add(lo, per), total), lo)
+            with w.if_(w.op(f"icmp sgt i64 {count}, 0")):
+                then, other, join = w.if_else(by_m, "bym")
+                for block, split_m in ((then, True), (other, False)):
+                    w.block(block)
+                    v = dict(vals)
+                    if split_m:
+                        v["%M"] = count
+                        packed = w.op(f"icmp ne i64 {vals['%apk']}, 0")
+                        moved = w.gep(vals["%a"], w.mul(lo, vals["%rsa"]), "i8")
+                        v["%a"] = w.op(f"select i1 {packed}, ptr {vals['%a']}, ptr {moved}")
+                        v["%arow0"] = w.add(vals["%arow0"], lo)
+                        v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]), "i32")
+                        v["%trow"] = _offset_or_null(w, vals["%trow"], lo)
+                    else:
+                        v["%N"] = count
+                        packed = w.op(f"icmp ne i64 {vals['%bpk']}, 0")
+                        moved = w.gep(vals["%b"], w.mul(lo, vals["%csb"]), "i8")
+                        v["%b"] = w.op(f"select i1 {packed}, ptr {vals['%b']}, ptr {moved}")
+                        v["%bcol0"] = w.add(vals["%bcol0"], lo)
+                        v["%c"] = w.gep(vals["%c"], lo, "i32")
+                        v["%tcol"] = _offset_or_null(w, vals["%tcol"], lo)
+                    args = ", ".join(f"{t} {v[name]}" for t, name in PARAMS)
+                    w.do(f"call void {serial}({args})")
+                    w.br(join)
+                w.block(join)
+    with w.function("void", f"@xr_igemm_{unsigned}", PARAMS, linkage="dso_local"):
+        if not threads:
+            w.do(f"call void {serial}({names})")
+            return
+        macs = w.mul(w.mul("%M", "%N"), "%K")
+        threads_now = w.op(f"sext i32 {w.op('load i32, ptr @xr_num_threads')} to i64")
+        # 8-bit products do about 4x the f32 kernel's work per instruction
+        small = w.op(f"icmp slt i64 {macs}, {4 * PARALLEL_MIN}")
+        alone = w.op(f"or i1 {small}, {w.op(f'icmp sle i64 {threads_now}, 1')}")
+        then, other, join = w.if_else(alone, "serial")
+        w.block(then)
+        w.do(f"call void {serial}({names})")
+        w.br(join)
+        w.block(other)
+        ctx = w.op(f"alloca [{n + 1} x i64], align 8")
+        for k, (t, name) in enumerate(PARAMS):
+            raw = name if t == "i64" else w.op(f"ptrtoint ptr {name} to i64")
+            w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
+        mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
+        ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
+        by_m = w.op(f"zext i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')} to i64")
+        w.do(f"store i64 {by_m}, ptr {w.gep(ctx, str(n), 'i64')}")
+        w.do(
+            f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)"
+        )
+        w.br(join)
+        w.block(join)
+
+
+def runtime_ir(threads: bool, vw: int, group: int) -> str:
+    """`xr_igemm_a` and `xr_igemm_b` for vector width `vw` (i32 lanes) and G = `group`
+    (4: VNNI, which needs AVX-512 VNNI and vw 16). Declares what gemm.runtime_ir
+    declares too (aligned_alloc, free, smin): link it beside the f32 runtime or alone."""
+    if group not in GROUPS or (group == 4 and vw != 16):
+        raise ValueError(f"no 8-bit micro-kernel for vector width {vw} and group {group}")
+    nr = 2 * vw
+    w = Writer()
+    w.lines.append(HEADER)
+    edge_tile(w, nr)
+    pack(w, "@xr_ipack_a", MR, group)
+    pack(w, "@xr_ipack_b", nr, group)
+    for unsigned in "ab":
+        micro_kernel(w, vw, group, unsigned)
+        gemm_serial(w, nr, group, unsigned)
+        parallel_entry(w, threads, nr, unsigned)
+    return w.text()

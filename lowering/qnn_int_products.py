@@ -1,0 +1,259 @@
+"""`qnn-int-products`: 8-bit products on the 8-bit GEMM (lowering/kernels/igemm.py).
+
+A `qnn.dense`, or a `qnn.conv2d` with one group, whose weight is a parameter (or a
+constant) with the zero point that makes it s8 as stored (0 for s8, 128 for u8: symmetric
+weights, what onnxruntime's quantizer makes), becomes a call of the 8-bit GEMM on the
+data's bytes and the weight packed at build time:
+
+    (x - zx) . w_s  =  xu . w_s  -  zu * sum_k w_s
+
+where xu = x (u8) or x xor 0x80 (s8, read so by the kernel), zu is zx in the same domain and
+w_s the s8 weight. The product xu . w_s is exact in i32 (K <= 65,536); the correction
+-zu * sum_k w_s is a vector per output channel that the kernel adds as it stores C: a
+parameter computed at build time when zx is a constant, relay ops on the run-time zero
+point otherwise (dynamic quantization). A convolution gathers its data into columns first,
+padding with zx (what qnn.conv2d pads with); a 1x1 unit-stride one reads its data in place.
+The result is the i32 tensor qnn.dense / qnn.conv2d gives, bit for bit; requantization
+stays with qnn-legalize.
+
+The weight's words follow the kernel: G = 4 values per 32-bit word with AVX-512 VNNI
+(`vpdpbusd`), else G = 2 (i16, `vpmaddwd`); options `group` and `vector-width` (0: the
+host's) choose them, and the vector width is recorded on the module like prepack-weights
+does. What does not match stays for qnn-float-products and qnn-legalize.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i8, i16, i32
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects import qnn, relay
+from xrelay.dialects.constants import constant_value
+from xrelay.dialects.dims import prod as dim_prod
+from xrelay.dialects.dtypes import dense_from_numpy, numpy_dtype
+from xrelay.dialects.kernel import GemmAttr, GemmSpec
+from xrelay.lowering.context import BuildContext
+from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
+from xrelay.lowering.jit import int_group
+from xrelay.lowering.kernels.gemm import MR
+from xrelay.lowering.kernels.prepack import pack_words, padded
+from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
+from xrelay.lowering.qnn_float_products import Weights
+from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
+from xrelay.lowering.select_kernels import KERNEL_ATTR, size_arguments
+from xrelay.signature import param_name
+
+MAX_K = 1 << 16  # 255 * 128 * K stays below 2^31
+
+
+def _constant_ints(value: SSAValue) -> np.ndarray | None:
+    array = constant_value(value)
+    return None if array is None else np.asarray(array, np.int64)
+
+
+class Site:
+    """One product being rewritten: inserts before it, adds parameters to its function."""
+
+    def __init__(self, op: qnn.ProductOp, weights: Weights, sizes: SymbolSizes | None) -> None:
+        self.op = op
+        self.weights = weights
+        self.sizes = sizes
+
+    def emit(self, new: Operation) -> SSAValue:
+        new.location = self.op.location
+        Rewriter.insert_op(new, InsertPoint.before(self.op))
+        return new.results[0]
+
+
+def _columns(site: Site, x: SSAValue, pad: int) -> SSAValue:
+    """im2col of a qnn.conv2d's data: [n, C, kh, kw, OH, OW] in the data's type, `pad` (the
+    zero point) where the window leaves the input."""
+    op = site.op
+    assert isinstance(op, qnn.Conv2DOp)
+    n, c, h, w = shape_of(x)
+    _, _, kh, kw = shape_of(op.weight)
+    _, _, oh, ow = shape_of(op.results[0])
+    (sh, sw), (dh, dw) = op.attrs.strides, op.attrs.dilation
+    top, left = op.attrs.padding[0], op.attrs.padding[1]
+    elem = x.type.element_type
+    # the pad value enters as a 0-d input: an arith constant of an unsigned type would not
+    # verify before relay-to-linalg makes storage types signless
+    fill = site.emit(relay.ConstantOp(dense_from_numpy(np.array(pad, numpy_dtype(elem)))))
+
+    def body(b: Body) -> SSAValue:
+        ni, ci, i, j, y, xo = (b.idx(d) for d in range(6))
+        row = b.affine([(sh, y), (dh, i)], -top)
+        col = b.affine([(sw, xo), (dw, j)], -left)
+        ok = b.binary("and", b.in_range(row, h), b.in_range(col, w))
+        value = b.extract(x, [ni, ci, b.clamp(row, h), b.clamp(col, w)])
+        return b.select(ok, value, b.args[0])
+
+    return Emitter(op, site.sizes).map([fill], [n, c, kh, kw, oh, ow], elem, body)
+
+
+def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
+    """The weight as s8 values [rows, K] (rows: output channels)."""
+    w = np.asarray(array)
+    w = w.T if transposed else w
+    return (w.reshape(w.shape[0], -1).astype(np.int16) - shift).astype(np.int8)
+
+
+def rewrite_product(
+    op: qnn.ProductOp,
+    weights: Weights,
+    sizes: SymbolSizes | None,
+    module: ModuleOp,
+    names: list[int],
+    vw: int,
+    group: int,
+) -> bool:
+    """Rewrite one qnn.dense / qnn.conv2d; False where it does not apply."""
+    conv = isinstance(op, qnn.Conv2DOp)
+    if not isinstance(op, (qnn.DenseOp, qnn.Conv2DOp)) or (conv and op.attrs.groups != 1):
+        return False
+    x_type, w_type = op.data.type.element_type, op.weight.type.element_type
+    if not all(isinstance(t, IntegerType) and t.width.data == 8 for t in (x_type, w_type)):
+        return False
+    x_dtype, w_dtype = numpy_dtype(x_type), numpy_dtype(w_type)
+    w_shift = 128 if w_dtype.kind == "u" else 0
+    zw = _constant_ints(op.kernel_zero_point)
+    if zw is None or zw.ndim > 1 or np.any(zw != w_shift):
+        return False
+    zx = _constant_ints(op.input_zero_point)
+    if zx is not None and zx.ndim != 0:
+        return False
+    if zx is None and (op.input_zero_point.type.get_shape() != () or conv):
+        return False  # a run-time zero point: dense only (the columns pad with zx)
+    w_shape = list(shape_of(op.weight))
+    if not all(isinstance(d, int) for d in w_shape):
+        return False
+    rows, k = w_shape[0], int(np.prod(w_shape[1:]))
+    if k > MAX_K:
+        return False
+    out_shape = list(shape_of(op.results[0]))
+    nr = 2 * vw
+    if conv:
+        n, c, h, w = shape_of(op.data)
+        if not all(isinstance(d, int) for d in (c, h, w)):
+            return False  # only the batch may be a run-time size
+        a = op.attrs
+        _, _, oh, ow = out_shape
+        ohw, (kh, kw) = oh * ow, w_shape[2:]
+        pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
+        batch = () if n == 1 else ((n, 0, k * ohw, rows * ohw, 0),)
+        spec = GemmSpec(
+            rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
+            mpad=padded(rows, MR),
+        )  # fmt: skip
+    else:
+        m = dim_prod(out_shape[:-1])
+        spec = GemmSpec(m, rows, k, k, 1, 0, 0, rows, b_packed=True, npad=padded(rows, nr))
+    spec, exprs = size_arguments(spec)
+    if exprs and sizes is None:
+        return False  # dynamic sizes outside @main: the other lowerings
+    found = weights.source(op.weight)
+    if found is None:
+        return False
+    name, transposed, array = found
+
+    site = Site(op, weights, sizes)
+    names[0] += 1
+    stem = f"{name or 'const'}.i8.{names[0]}"
+    width = MR if conv else nr
+    elem = i8 if group == 4 else i16
+    size = padded(rows, width) * -(-k // group) * group
+
+    def packed() -> np.ndarray:
+        return pack_words(_weight_matrix(array, transposed, w_shift), width, group)
+
+    def weight_sums() -> np.ndarray:
+        return _weight_matrix(array, transposed, w_shift).sum(axis=1, dtype=np.int64)
+
+    packed_arg = weights.add(f"{stem}.packed", (size,), packed, elem)
+    flip = x_dtype.kind == "i"
+    correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
+    if zx is not None:
+        zu = int(zx) + (128 if flip else 0)
+        if zu != 0:
+            correction = weights.add(
+                f"{stem}.correction", (rows,), lambda: -zu * weight_sums(), i32
+            )
+    else:
+        sums = weights.add(f"{stem}.sums", (rows,), weight_sums, i32)
+        zero = site.emit(relay.CastOp(op.input_zero_point, dtype=i32))
+        if flip:
+            half = site.emit(relay.ConstantOp(dense_from_numpy(np.array(128, np.int32))))
+            zero = site.emit(relay.AddOp(zero, half))
+        correction = site.emit(relay.NegativeOp(site.emit(relay.MultiplyOp(sums, zero))))
+    if conv:
+        cols = op.data if pointwise else _columns(site, op.data, int(zx))
+        args = [packed_arg, cols]
+    else:
+        args = [op.data, packed_arg]
+    spec = replace(spec, shift=correction is not None, group=group, flip=flip)
+    args += [correction] if correction is not None else []
+    args += [sizes.value(d) for d in exprs] if sizes is not None else []
+    result_type = op.results[0].type
+    decl = func.FuncOp.external(f"xr_igemm_{names[0]}", [v.type for v in args], [result_type])
+    decl.attributes[KERNEL_ATTR] = GemmAttr(spec)
+    module.body.block.add_op(decl)
+    y = site.emit(func.CallOp(decl.sym_name.data, args, [result_type]))
+    op.results[0].replace_all_uses_with(y)
+    weight = op.weight.owner
+    Rewriter.erase_op(op)
+    if isinstance(weight, relay.TransposeOp) and not weight.results[0].uses:
+        Rewriter.erase_op(weight)
+    _release(weights, name)
+    return True
+
+
+def _release(weights: Weights, name: str | None) -> None:
+    """build(release_params=True): an original weight nothing reads any more is replaced by
+    a stand-in of no memory (its shape and dtype stay for the signature)."""
+    ctx = weights.ctx
+    if not isinstance(ctx, BuildContext) or not ctx.release or name is None:
+        return
+    for arg in weights.fn.body.block.args:
+        if param_name(weights.fn, arg) == name and not arg.uses:
+            old = ctx.params[name]
+            ctx.params[name] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
+
+
+def int_products(module: ModuleOp, ctx: Context, vw: int, group: int) -> int:
+    count, names = 0, [0]
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        if fn.arg_attrs is None:
+            continue
+        sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
+        weights = Weights(fn, ctx)
+        for op in [o for o in fn.walk() if isinstance(o, (qnn.DenseOp, qnn.Conv2DOp))]:
+            count += rewrite_product(op, weights, sizes, module, names, vw, group)
+    return count
+
+
+@dataclass(frozen=True)
+class QnnIntProducts(ModulePass):
+    """8-bit dense and one-group conv2d with s8 parameter weights -> the 8-bit GEMM.
+    Options: enabled (default true); vector-width and group (0: the host's)."""
+
+    name = "qnn-int-products"
+
+    enabled: bool = True
+    vector_width: int = 0
+    group: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.enabled:
+            return
+        vw = module_vector_width(op, self.vector_width)
+        group = self.group or int_group(None, vw)
+        if group == 4 and vw != 16:
+            group = 2
+        if int_products(op, ctx, vw, group):
+            op.attributes[VECTOR_WIDTH_ATTR] = IntegerAttr(vw, 64)

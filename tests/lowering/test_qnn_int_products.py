@@ -1,0 +1,208 @@
+"""qnn-int-products: 8-bit dense and conv2d on the 8-bit GEMM give exactly the integers of
+the reference executor, on every word layout this machine can run (G = 4 with AVX-512
+VNNI, G = 2 at vector widths 8 and 16), on the values that make the sums largest, with
+u8 and s8 data, constant and run-time zero points, edges in every direction and a
+run-time batch."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+import xrelay
+from xrelay.lowering.context import BuildContext
+from xrelay.lowering.jit import X86_LEVELS, host_features, int_group
+from xrelay.lowering.pipeline import lower
+from xrelay.tests.lowering.test_qnn_float_products import conv_module, dense_module
+
+rng = np.random.default_rng(11)
+build_module = importlib.import_module("xrelay.lowering.build")  # (the package exports build)
+
+HOST = set(host_features())
+# (target_cpu, group) pairs: each word layout the host can run
+LAYOUTS = [
+    pytest.param(("x86-64-v3", 2), id="avx2-g2"),
+    pytest.param(
+        ("x86-64-v4", 2), id="avx512-g2",
+        marks=pytest.mark.skipif(not set(X86_LEVELS["x86-64-v4"]) <= HOST, reason="no AVX-512"),
+    ),
+    pytest.param(
+        ("host", 4), id="vnni-g4",
+        marks=pytest.mark.skipif(int_group() != 4, reason="no AVX-512 VNNI on this CPU"),
+    ),
+]  # fmt: skip
+
+
+@pytest.fixture(params=LAYOUTS)
+def layout(request, monkeypatch):
+    target, group = request.param
+    monkeypatch.setattr(build_module, "int_group", lambda _target: group)
+    return target
+
+
+def run(text: str, params: dict, inputs: dict, target: str) -> np.ndarray:
+    lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False, target_cpu=target)
+    (out,) = lib.run(**inputs)
+    return out
+
+
+def reference(text: str, params: dict, inputs: dict) -> np.ndarray:
+    (out,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(**inputs)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("m", "k", "n", "xt", "zx"),
+    [(3, 7, 5, "ui8", 0), (1, 64, 33, "i8", 0), (13, 1025, 40, "ui8", 3), (50, 300, 70, "i8", -5),
+     (7, 3001, 65, "ui8", 255)],
+)  # fmt: skip
+def test_dense_is_exact(layout, m, k, n, xt, zx):
+    signed = xt == "i8"
+    lo, hi = (-128, 128) if signed else (0, 256)
+    x = rng.integers(lo, hi, (m, k)).astype(np.int8 if signed else np.uint8)
+    x[0] = lo if zx > 0 else hi - 1  # the largest |x - zx| against the largest |w|
+    w = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    w[:, 0] = -128
+    text = dense_module(m, k, n, xt, "i8", zx, "dense<0> : tensor<i32>")
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, (x.astype(np.int64) - zx) @ w.astype(np.int64))
+
+
+def test_u8_weights_with_zero_point_128(layout):
+    k, n = 200, 9
+    x = rng.integers(-128, 128, (4, k)).astype(np.int8)
+    w = rng.integers(0, 256, (k, n)).astype(np.uint8)
+    text = dense_module(4, k, n, "i8", "ui8", 2, "dense<128> : tensor<i32>")
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, (x.astype(np.int64) - 2) @ (w.astype(np.int64) - 128))
+    assert "xr_igemm" in stage_ir(text, {"w": w})
+
+
+@pytest.mark.parametrize("xt", ["ui8", "i8"])
+@pytest.mark.parametrize("zero", [0, 77, -100])
+def test_a_run_time_data_zero_point_is_exact(layout, xt, zero):
+    """Dynamic quantization: the data zero point is an input; the correction is computed
+    at run time."""
+    if xt == "ui8" and zero < 0:
+        zero = 255
+    k, m, n = 777, 5, 19
+    signed = xt == "i8"
+    x = rng.integers(-128 if signed else 0, 128 if signed else 256, (m, k))
+    x = x.astype(np.int8 if signed else np.uint8)
+    w = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    text = f"""
+func.func @main(%x: tensor<{m}x{k}x{xt}> {{xrelay.name = "x"}}, %zx: tensor<i32> {{xrelay.name = "zx"}}, %w: tensor<{k}x{n}xi8> {{xrelay.name = "w", xrelay.param}}) -> tensor<{m}x{n}xi32> {{
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %wt = relay.transpose %w {{axes = array<i64: 1, 0>}} : (tensor<{k}x{n}xi8>) -> tensor<{n}x{k}xi8>
+  %y = qnn.dense %x, %wt, %zx, %zw, %sx, %sw : (tensor<{m}x{k}x{xt}>, tensor<{n}x{k}xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<{m}x{n}xi32>
+  func.return %y : tensor<{m}x{n}xi32>
+}}"""
+    inputs = {"x": x, "zx": np.array(zero, np.int32)}
+    got = run(text, {"w": w}, inputs, layout)
+    np.testing.assert_array_equal(got, (x.astype(np.int64) - zero) @ w.astype(np.int64))
+
+
+def test_dense_with_a_run_time_batch(layout):
+    k, n = 96, 40
+    w = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    text = f"""
+func.func @main(%x: tensor<?x{k}xui8, #relay.dims<"m">> {{xrelay.name = "x"}}, %w: tensor<{k}x{n}xi8> {{xrelay.name = "w", xrelay.param}}) -> tensor<?x{n}xi32, #relay.dims<"m">> {{
+  %zx = relay.constant dense<9> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %wt = relay.transpose %w {{axes = array<i64: 1, 0>}} : (tensor<{k}x{n}xi8>) -> tensor<{n}x{k}xi8>
+  %y = qnn.dense %x, %wt, %zx, %zw, %sx, %sw : (tensor<?x{k}xui8, #relay.dims<"m">>, tensor<{n}x{k}xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<?x{n}xi32, #relay.dims<"m">>
+  func.return %y : tensor<?x{n}xi32, #relay.dims<"m">>
+}}"""
+    lib = xrelay.build(xrelay.parse_module(text), {"w": w}, cache=False, target_cpu=layout)
+    for m in (1, 6, 31):
+        x = rng.integers(0, 256, (m, k)).astype(np.uint8)
+        (got,) = lib.run(x=x)
+        np.testing.assert_array_equal(got, (x.astype(np.int64) - 9) @ w.astype(np.int64))
+
+
+@pytest.mark.parametrize(
+    ("c", "o", "stride", "zx"),
+    [(3, 8, 1, 0), (16, 20, 2, 7), (64, 64, 1, 128), (300, 6, 1, 255), (5, 70, 2, 1)],
+)
+def test_conv_is_exact(layout, c, o, stride, zx):
+    """Padding by the zero point (where the window leaves the input), K tails (C x 9 not a
+    multiple of 4), row and column edges of the register tile."""
+    x = rng.integers(0, 256, (1, c, 7, 7)).astype(np.uint8)
+    x[0, ::2] = 255
+    w = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)
+    w[::2] = -128
+    text = conv_module(c, o, 1, stride, zx)
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, reference(text, {"w": w}, {"x": x}))
+
+
+def conv_text(
+    n: int | str, c: int, o: int, k: int, xt: str, zx: int, stride: int = 1, pad: int = 0
+):
+    size = (9 + 2 * pad - k) // stride + 1
+    nn, dims = (n, "") if n != "?" else ("?", ', #relay.dims<"n">')
+    return f"""
+func.func @main(%x: tensor<{nn}x{c}x9x9x{xt}{dims}> {{xrelay.name = "x"}}, %w: tensor<{o}x{c}x{k}x{k}xi8> {{xrelay.name = "w", xrelay.param}}) -> tensor<{nn}x{o}x{size}x{size}xi32{dims}> {{
+  %zx = relay.constant dense<{zx}> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>, strides = array<i64: {stride}, {stride}>}} : (tensor<{nn}x{c}x9x9x{xt}{dims}>, tensor<{o}x{c}x{k}x{k}xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<{nn}x{o}x{size}x{size}xi32{dims}>
+  func.return %y : tensor<{nn}x{o}x{size}x{size}xi32{dims}>
+}}"""
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "xt", "zx", "stride", "pad"),
+    [(2, 1, "ui8", 5, 1, 0), (2, 1, "i8", -7, 1, 0), (3, 3, "i8", 20, 2, 1), ("?", 3, "ui8", 40, 1, 1)],
+)  # fmt: skip
+def test_batched_pointwise_and_signed_convolutions(layout, n, k, xt, zx, stride, pad):
+    c, o = 12, 10
+    text = conv_text(n, c, o, k, xt, zx, stride, pad)
+    signed = xt == "i8"
+    w = rng.integers(-128, 128, (o, c, k, k)).astype(np.int8)
+    lib = xrelay.build(xrelay.parse_module(text), {"w": w}, cache=False, target_cpu=layout)
+    for batch in (2, 3) if n == "?" else (n,):
+        x = rng.integers(-128 if signed else 0, 128 if signed else 256, (batch, c, 9, 9))
+        x = x.astype(np.int8 if signed else np.uint8)
+        (got,) = lib.run(x=x)
+        want = reference(conv_text(batch, c, o, k, xt, zx, stride, pad), {"w": w}, {"x": x})
+        np.testing.assert_array_equal(got, want)
+
+
+def stage_ir(text: str, params: dict) -> str:
+    module = xrelay.parse_module(text)
+    lower(module, ctx=BuildContext(params=dict(params)), stop_after="qnn-int-products")
+    return str(module)
+
+
+def test_what_the_stage_leaves():
+    """Weight zero points that are not the s8 ones, grouped convolutions and weights
+    computed at run time stay for qnn-float-products and qnn-legalize."""
+    w = rng.integers(0, 256, (64, 5)).astype(np.uint8)
+    text = dense_module(3, 64, 5, "ui8", "ui8", 0, "dense<3> : tensor<i32>")
+    assert "qnn.dense" in stage_ir(text, {"w": w})
+    grouped = conv_module(16, 16, 16, 1, 0)
+    w = rng.integers(-128, 128, (16, 1, 3, 3)).astype(np.int8)
+    assert "qnn.conv2d" in stage_ir(grouped, {"w": w})
+    w = rng.integers(-128, 128, (64, 5)).astype(np.int8)
+    text = dense_module(3, 64, 5, "ui8", "i8", 0, "dense<0> : tensor<i32>")
+    ir = stage_ir(text, {"w": w})
+    assert "qnn.dense" not in ir and "xr_igemm" in ir
+
+
+def test_the_original_weight_is_released():
+    w = rng.integers(-128, 128, (64, 5)).astype(np.int8)
+    text = dense_module(3, 64, 5, "ui8", "i8", 0, "dense<0> : tensor<i32>")
+    params = {"w": w}
+    lib = xrelay.build(xrelay.parse_module(text), params, cache=False, release_params=True)
+    assert "w" not in lib.params  # only its packed words are read
+    assert any(".i8." in name for name in lib.params)
+    x = rng.integers(0, 256, (3, 64)).astype(np.uint8)
+    (got,) = lib.run(x=x)
+    np.testing.assert_array_equal(got, x.astype(np.int64) @ w.astype(np.int64))
