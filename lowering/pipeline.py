@@ -5,6 +5,8 @@
     inline-calls      other composite / partition functions inlined back into @main
     expose-checks     run-time index checks -> min/max of the indices, an extra result
     hoist-constants   large constants of @main -> parameters (passed as buffers, not globals)
+    qnn-int-products  8-bit dense/conv2d with s8 parameter weights -> 8-bit GEMM calls
+                      (u8 x s8 words, VNNI or vpmaddwd; exact i32)
     qnn-float-products  8-bit dense/conv2d with parameter weights -> exact f32 products in
                       K chunks (the runtime GEMM's), summed in i32
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
@@ -81,8 +83,10 @@ from xrelay.lowering.to_llvm import ToLLVM
 # - index checks become results once every check is in @main, before anything is hoisted;
 # - constants are hoisted once everything is in @main, and before select-kernels so that
 #   folded weights are parameters prepack-weights can pack;
-# - qnn-float-products reads weights that hoist-constants made parameters, and adds f32
-#   parameters prepack-weights then packs; qnn-legalize makes the remaining integer
+# - qnn-int-products, then qnn-float-products, read weights that hoist-constants made
+#   parameters; the 8-bit GEMM takes what it can first (it packs its own words), and
+#   qnn-float-products adds f32 parameters for the rest, which prepack-weights then
+#   packs; qnn-legalize makes the remaining integer
 #   products, which select-kernels leaves alone (it picks f32);
 # - bufferize needs linalg on tensors in destination-passing style;
 # - kernels are outlined before any loop exists, so every later stage sees small functions,
