@@ -9,7 +9,10 @@
 
 `executor.evaluate()` compiles (under the PassContext active then) and returns the model's
 function: positional inputs in the model's order, named inputs and parameters by name;
-it returns an NDArray for one output, a list of NDArrays for several.
+it returns an NDArray for one output, a list of NDArrays for several. Weights left out of
+`create_executor` and passed to the call (`evaluate()(x, **params)`, as TVM's tutorials
+do) are compiled in at the first call; a parameter passed later with other values compiles
+the module again with them.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import xrelay
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
 from xrelay.relay.lower import compile_model, results, run
-from xrelay.relay.nd import NDArray, check_device, numpy_params
+from xrelay.relay.nd import NDArray, check_device, numpy_params, to_numpy
 from xrelay.relay.transform import module_of
 from xrelay.relay.unsupported import unsupported
+from xrelay.signature import main_function, param_name
 
 
 class Executor:
@@ -53,14 +57,39 @@ class Executor:
             raise Error(f"{self.where}.evaluate: expr must be the executor's module or its @main")
         if binds:
             raise Error(f"{self.where}.evaluate: binds is not supported; pass inputs by name")
-        lib = self.compile()
+        # Relay scripts may leave the weights out of create_executor and pass them to every
+        # call (`evaluate()(x, **params)`): then the first call compiles with them
+        lib = self.compile() if self.param_names() <= set(self.params) else None
 
         # holds the executor (and what it keeps alive, the AOT artifact's folder) as long
         # as the function lives
         def main(*args: Any, **named: Any) -> NDArray | list[NDArray]:
+            nonlocal lib
+            if self.bind(named) or lib is None:
+                lib = self.compile()
             return results(run(lib, self.params, args, named))
 
         return main
+
+    def param_names(self) -> set[str]:
+        fn = main_function(self.module)
+        return {name for arg in fn.body.block.args if (name := param_name(fn, arg)) is not None}
+
+    def bind(self, named: Mapping[str, Any]) -> bool:
+        """Take the parameters among a call's named values; True if one is new or differs
+        from what the executor holds (the module is then compiled again with them: a
+        compiled library keeps its weights)."""
+        changed = False
+        names = self.param_names()
+        for name, value in named.items():
+            if name not in names:
+                continue
+            array = to_numpy(value)
+            held = self.params.get(name)
+            if held is None or not (array is held or np.array_equal(array, held)):
+                self.params[name] = array
+                changed = True
+        return changed
 
     def compile(self) -> Any:
         """What runs the module: an object with `run(*arrays, **named_arrays)`."""

@@ -1,10 +1,14 @@
 """The Relay script of test_script.py on ResNet-50 (the onnx package's `light` model with
 seeded weights) and BERT-base (transformers config, random weights, exported with
-torch.onnx), against onnxruntime. Slow tier: nothing is downloaded."""
+torch.onnx), against onnxruntime: create_executor("graph") with the weights passed per
+call, relay.build + GraphModule, and export_library called from C. Slow tier: nothing is
+downloaded."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import shutil
 
 import numpy as np
 import onnx
@@ -51,10 +55,8 @@ def test_relay_script(tmp_path, make):
     dtype_dict = {name: str(value.dtype) for name, value in inputs.items()}
     mod, params = relay.frontend.from_onnx(model, shape_dict, dtype_dict)
 
-    with relay.transform.PassContext(opt_level=3):
-        executor = relay.build_module.create_executor(
-            "graph", mod, relay.cpu(0), "llvm", params
-        ).evaluate()
+    with relay.transform.PassContext(opt_level=3):  # the tutorial's form: params per call
+        executor = relay.build_module.create_executor("graph", mod, relay.cpu(0), "llvm").evaluate()
     out = executor(*[relay.nd.array(v) for v in inputs.values()], **params)
     out = out if isinstance(out, list) else [out]
     for got, expected in zip(out, want):
@@ -70,6 +72,19 @@ def test_relay_script(tmp_path, make):
     assert m.get_num_outputs() == len(want)
     for i, expected in enumerate(want):
         models.assert_close(m.get_output(i).numpy(), expected, rtol=1e-3, atol=1e-4)
+
+    if shutil.which("cc") is None or shutil.which("objcopy") is None:
+        return  # export_library needs a C compiler and objcopy (test_script.py says so)
+    header = lib.export_library(str(tmp_path / "model.so"))
+    assert "xr_model_run" in header.read_text()
+    so = ctypes.CDLL(str(tmp_path / "model.so"))
+    arrays = [np.ascontiguousarray(v) for v in inputs.values()]
+    outputs = [np.empty_like(expected) for expected in want]
+    feeds = (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+    buffers = (ctypes.c_void_p * len(outputs))(*[o.ctypes.data for o in outputs])
+    assert so.xr_model_run(feeds, buffers) == 0
+    for got, expected in zip(outputs, want):
+        models.assert_close(got, expected, rtol=1e-3, atol=1e-4)
 
 
 SUITE = ["light_squeezenet", "light_shufflenet", "light_inception_v1", "light_resnet50"]

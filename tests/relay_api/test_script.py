@@ -47,6 +47,26 @@ def test_create_executor_graph_evaluate(cnn):
     models.assert_close(out[1].asnumpy(), probabilities)
 
 
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm", "aot"])
+def test_params_given_only_to_the_call(cnn, kind):
+    """TVM's tutorial form: create_executor(kind, mod, dev, target) with no params, then
+    evaluate()(x, **params): the first call compiles with them (it raised 'missing
+    parameters'); new values of a parameter compile again, so they are what runs."""
+    model, x, (logits, probabilities) = cnn
+    mod, params = relay.frontend.from_onnx(model, {"input": x.shape})
+    with relay.transform.PassContext(opt_level=3):
+        run = relay.build_module.create_executor(kind, mod, relay.cpu(0), "llvm").evaluate()
+    out = run(relay.nd.array(x), **params)
+    models.assert_close(out[0].numpy(), logits)
+    models.assert_close(out[1].numpy(), probabilities)
+    again = run(x, **params)  # the same weights: no new build, the same results
+    np.testing.assert_array_equal(again[0].numpy(), out[0].numpy())
+    name, weight = next((n, w) for n, w in params.items() if np.asarray(w).ndim == 4)
+    changed = {**params, name: np.asarray(weight) * 0}
+    zeroed = run(x, **changed)
+    assert not np.allclose(zeroed[0].numpy(), out[0].numpy())
+
+
 def test_graph_module_set_input_run_get_output(cnn, factory):
     _, x, (logits, probabilities) = cnn
     dev = relay.cpu(0)
