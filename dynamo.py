@@ -24,21 +24,36 @@ What happens to a graph dynamo hands over (`xrelay_backend(gm, example_inputs)`)
   to compile (a converter limit, an output that is not a tensor, an in-place update of an
   input) runs the whole graph in eager torch with a warning. `fallback=False` raises the
   xrelay.Error instead.
-- xrelay compiles inference only: a call with grad mode on and an input that requires grad
-  (model.train() style use) runs in eager torch, so autograd sees the real ops; with
-  `fallback=False` it is an error. Use `torch.no_grad()` / `torch.inference_mode()`.
+- xrelay compiles inference only: a call that requires gradients (grad mode on, and an input
+  or a parameter of the graph requires grad: a model called outside `torch.no_grad()`) is an
+  xrelay.Error asking for `torch.no_grad()` / `torch.inference_mode()`. With
+  `grad_fallback=True` such calls run in eager torch instead (a warning, once per graph), so
+  autograd sees the real ops; calls without gradients are compiled as usual.
 
 Options (`torch.compile(..., backend="xrelay", options={...})`): `kernels`, `target_cpu`,
-`cache` (passed to `xrelay.build`), `fallback`, `split`, `max_signatures`, `report` (log the
-regions of every graph at INFO, not only split ones as a warning).
+`cache` (passed to `xrelay.build`), `threads`, `fallback`, `grad_fallback`, `split`,
+`max_signatures`, `report` (log the regions of every graph at INFO, not only split ones as a
+warning).
+
+`threads` (a positive int; default: XRELAY_NUM_THREADS, else the CPUs this process may run
+on) is the thread count of this callable's compiled libraries. A library takes its thread
+count from XRELAY_NUM_THREADS when its code is loaded (lowering/jit.py) and keeps it, so the
+backend sets that variable, under a lock, for the duration of each `xrelay.build` and
+restores it after; a library that loads more code while it runs (a VM or dynamic-shape
+library compiling a specialization) gets the variable set for its runs too. While it is set
+the variable is process-wide: another thread that loads an xrelay library at that moment
+reads the same value. Torch's own threads (eager regions) are `torch.set_num_threads`'.
 """
 
 from __future__ import annotations
 
 import logging
 import operator
+import os
+import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -68,7 +83,9 @@ class Options:
     kernels: bool = True
     target_cpu: str | None = None
     cache: bool = True
+    threads: int | None = None
     fallback: bool = True
+    grad_fallback: bool = False
     split: bool = True
     max_signatures: int = 8
     report: bool = False
@@ -89,10 +106,42 @@ class Options:
                 f"torch.compile(backend='xrelay'): max_signatures must be a positive int, "
                 f"got {opts.max_signatures!r}"
             )
+        threads = opts.threads
+        if threads is not None and (
+            not isinstance(threads, int) or isinstance(threads, bool) or threads < 1
+        ):
+            raise Error(
+                f"torch.compile(backend='xrelay'): threads must be a positive int, got {threads!r}"
+            )
         return opts
 
     def build_options(self) -> dict[str, Any]:
         return {"kernels": self.kernels, "target_cpu": self.target_cpu, "cache": self.cache}
+
+
+# held while XRELAY_NUM_THREADS is set for a compiled callable's `threads` (see the module
+# docstring): the set and the restore of two callables do not interleave
+_THREADS_LOCK = threading.RLock()
+_THREADS_VAR = "XRELAY_NUM_THREADS"
+
+
+@contextmanager
+def _threads(count: int | None) -> Iterator[None]:
+    """XRELAY_NUM_THREADS = `count` inside the block (nothing changes for None), restored
+    after: libraries loaded inside it run `count` threads."""
+    if count is None:
+        yield
+        return
+    with _THREADS_LOCK:
+        saved = os.environ.get(_THREADS_VAR)
+        os.environ[_THREADS_VAR] = str(count)
+        try:
+            yield
+        finally:
+            if saved is None:
+                del os.environ[_THREADS_VAR]
+            else:
+                os.environ[_THREADS_VAR] = saved
 
 
 def xrelay_backend(
@@ -162,16 +211,21 @@ class CompiledGraph:
         self.names = [_buffer_name(n.name, i) for i, n in enumerate(placeholders)]
         self.state = [_is_state(n, x) for n, x in zip(placeholders, example_inputs)]
         self.entries: OrderedDict[tuple, Callable[[Sequence[Any]], Any]] = OrderedDict()
+        self.params = list(gm.parameters())  # held by the graph, not lifted into inputs
         self._warned: set[str] = set()
 
     def __call__(self, *args: Any) -> Any:
-        if torch.is_grad_enabled() and any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args
-        ):
+        if self._requires_grad(args):
+            if not self.opts.grad_fallback:
+                raise Error(
+                    "torch.compile(backend='xrelay') compiles inference only, and this call "
+                    "requires gradients (grad mode is on and an input or parameter requires "
+                    "grad): call the model under torch.no_grad() or torch.inference_mode(), "
+                    "or pass options={'grad_fallback': True} to run such calls in eager torch"
+                )
             return self._eager(
-                "gradients are required (grad mode is on and an input requires grad); xrelay "
-                "compiles inference only: call the model under torch.no_grad() or "
-                "torch.inference_mode()"
+                "gradients are required (grad mode is on and an input or parameter requires "
+                "grad; grad_fallback=True); xrelay compiles inference only"
             )(args)
         key = self._key(args)
         run = self.entries.get(key)
@@ -183,6 +237,15 @@ class CompiledGraph:
         else:
             self.entries.move_to_end(key)
         return run(args)
+
+    def _requires_grad(self, args: Sequence[Any]) -> bool:
+        """Grad mode is on and a graph input (dynamo lifts the model's parameters into inputs)
+        or a parameter the graph holds itself requires grad."""
+        if not torch.is_grad_enabled():
+            return False
+        return any(isinstance(a, torch.Tensor) and a.requires_grad for a in args) or any(
+            p.requires_grad for p in self.params
+        )
 
     def _key(self, args: Sequence[Any]) -> tuple:
         key = []
@@ -277,17 +340,23 @@ def _compile_program(
     and returns its outputs in the program's output structure. Raises UnsupportedOpsError
     before any IR is built when an op has no converter."""
     import xrelay
+    from xrelay.lowering.jit import Library
 
     importer = ProgramImporter(ep, keep_params_as_inputs=True)
     importer.bind_inputs()
     importer.check_supported()  # the UnsupportedOpsError a split starts from
     module, params = xrelay.from_exported_program(ep)
-    lib = xrelay.build(module, params=params, **opts.build_options())
+    with _threads(opts.threads):
+        lib = xrelay.build(module, params=params, **opts.build_options())
     STATS["builds"] += 1
     out_spec = ep.call_spec.out_spec
+    # a static Library keeps the thread count it was loaded with; others may load code while
+    # they run (VM segments, dynamic-shape specializations)
+    run_threads = None if isinstance(lib, Library) else opts.threads
 
     def run(data: Sequence[torch.Tensor]) -> Any:
-        outs = lib.run(*(to_numpy(x) for x in data))
+        with _threads(run_threads):
+            outs = lib.run(*(to_numpy(x) for x in data))
         tensors = [torch.from_numpy(o) for o in outs]
         return pytree.tree_unflatten(tensors, out_spec) if out_spec is not None else tensors
 

@@ -1,13 +1,16 @@
 """`torch.compile(model, backend="xrelay")` (dynamo.py): the PyTorch model
 suite against torch eager, graphs split around an op xrelay does not convert, the per-signature
-cache, inference-only use, options and the backend's registration."""
+cache, inference-only use, options, the backend's registration and bench/torch_compile.py
+(slow tier)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ import torch
 import xrelay
 from torch import nn
 from xrelay import dynamo
+from xrelay.lowering import jit
 
 from .torch_zoo import ZOO, torch_outputs
 
@@ -184,16 +188,40 @@ def test_signature_cache_is_bounded() -> None:
 # --- inference only, options, registration -------------------------------------------------
 
 
-def test_gradients_required_run_eager(caplog: pytest.LogCaptureFixture) -> None:
+def test_gradients_required_is_an_error() -> None:
+    """Inference only: a call under grad mode whose parameters (or inputs) require grad raises,
+    naming the way out; the same compiled model runs under torch.no_grad()."""
     torch.manual_seed(0)
     model = ZOO["mlp"].build()[0]
     x = torch.randn(4, 32)
+    compiled = torch.compile(model, backend="xrelay")
+    before = stats()
+    with pytest.raises(xrelay.Error, match=r"inference only.*torch\.no_grad\(\).*inference_mode"):
+        compiled(x)  # the parameters require grad
+    assert delta(before, "eager") == 0 and delta(before, "builds") == 0
+    with torch.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    model.requires_grad_(False)
+    with pytest.raises(xrelay.Error, match="grad_fallback"):
+        compiled(x.requires_grad_())  # an input requires grad
+
+
+def test_gradients_with_grad_fallback_run_eager(caplog: pytest.LogCaptureFixture) -> None:
+    torch.manual_seed(0)
+    model = ZOO["mlp"].build()[0]
+    x = torch.randn(4, 32)
+    compiled = torch.compile(model, backend="xrelay", options={"grad_fallback": True})
+    before = stats()
     with caplog.at_level(logging.WARNING, logger=dynamo.__name__):
-        y = torch.compile(model, backend="xrelay")(x)
+        y = compiled(x)
     assert y.requires_grad
     y.sum().backward()  # autograd saw the real ops
     assert model.layers[0].weight.grad is not None
-    assert "inference only" in caplog.text
+    assert "inference only" in caplog.text and "grad_fallback" in caplog.text
+    assert delta(before, "eager") == 1 and delta(before, "builds") == 0
+    with torch.no_grad():  # calls without gradients are still compiled
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert delta(before, "builds") == 1
 
 
 def test_inference_mode() -> None:
@@ -211,6 +239,41 @@ def test_unknown_option_is_an_error() -> None:
     compiled = torch.compile(ZOO["mlp"].build()[0], backend="xrelay", options={"thread": 2})
     with pytest.raises(Exception, match="unknown option"), torch.no_grad():
         compiled(torch.randn(4, 32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_option(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`threads` is the count each compiled library loads with (it overrides
+    XRELAY_NUM_THREADS, which is restored after the build); results equal eager torch."""
+    loaded: list[int] = []
+    read = jit.num_threads
+
+    def recording() -> int:
+        loaded.append(read())
+        return loaded[-1]
+
+    monkeypatch.setattr(jit, "num_threads", recording)
+    monkeypatch.setenv("XRELAY_NUM_THREADS", "5")
+    torch.manual_seed(0)
+    model = ZOO["mlp"].build()[0]
+    x = torch.randn(4, 32)
+    compiled = torch.compile(model, backend="xrelay", options={"threads": threads})
+    with torch.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+        compiled(x)
+    assert loaded == [threads], "the MLP's library loads the runtime GEMM's thread count once"
+    assert os.environ["XRELAY_NUM_THREADS"] == "5"
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
+def test_threads_option_must_be_a_positive_int(bad: object) -> None:
+    with pytest.raises(xrelay.Error, match=r"threads must be a positive int"):
+        dynamo.Options.of({"threads": bad})
+    compiled = torch.compile(ZOO["mlp"].build()[0], backend="xrelay", options={"threads": bad})
+    with pytest.raises(Exception, match=r"threads must be a positive int") as info, torch.no_grad():
+        compiled(torch.randn(4, 32))
+    # torch wraps what a backend raises at compile time (BackendCompilerFailed)
+    assert isinstance(getattr(info.value, "inner_exception", info.value), xrelay.Error)
 
 
 def test_build_options_are_passed() -> None:
@@ -250,3 +313,32 @@ def test_backend_registered_without_importing_xrelay(tmp_path) -> None:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok")
+
+
+@pytest.mark.slow
+def test_bench_script_smoke(tmp_path: Path) -> None:
+    """bench/torch_compile.py end to end on its tiny configs, one timed run each (inductor
+    compiles both models too: tens of seconds with a warm inductor cache, minutes without, so
+    the slow tier): both models, all three systems, xrelay compiled (no eager fallback) and
+    matching eager torch."""
+    script = Path(__file__).parents[3] / "bench" / "torch_compile.py"
+    rows_path = tmp_path / "rows.json"
+    args = ["--smoke", "--runs", "1", "--seconds", "0", "--settle", "0", "--json", str(rows_path)]
+    out = subprocess.run(
+        [sys.executable, str(script), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, XRELAY_CACHE_DIR="off"),
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = json.loads(rows_path.read_text())
+    assert [r["model"] for r in rows] == ["bert_base", "resnet50"]
+    for row in rows:
+        assert not [k for k in row if k.endswith(("failed", "note"))], row
+        for system in ("eager", "xrelay", "inductor"):
+            assert row[f"{system} ms"] > 0, (system, row)
+        assert row["xrelay error"] < 1e-4, row
+    assert "xr/eager" in out.stdout and "bert_base" in out.stdout
