@@ -83,11 +83,26 @@ class Builder:
         axis: int,
         dtype: Attribute,
     ) -> SSAValue:
+        if _elem(acc) == dtype and _same_constants(in_scale, out_scale, in_zp, out_zp):
+            # (q - zp) * 1.0, rounded, + zp, clipped: q itself (a concatenation of inputs
+            # that share the output's parameters is then a plain copy)
+            return acc
         rank = _rank(acc)
         multiplier = self.emit(relay.DivideOp(in_scale, out_scale))
         real = self.cast(self.centered(acc, in_zp, axis), f32)
         scaled = self.emit(relay.MultiplyOp(real, self.along(multiplier, rank, axis)))
         return self.saturate(scaled, out_zp, dtype)
+
+
+def _same_constants(in_scale, out_scale, in_zp, out_zp) -> bool:
+    """Are the input's scale and zero point constants equal to the output's?"""
+    pairs = [
+        (constant_value(a), constant_value(b)) for a, b in ((in_scale, out_scale), (in_zp, out_zp))
+    ]
+    return all(
+        a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
+        for a, b in pairs
+    )
 
 
 def _elem(v: SSAValue) -> Attribute:

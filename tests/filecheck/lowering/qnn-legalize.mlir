@@ -49,3 +49,16 @@ func.func @conv2d(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %s: tensor<f3
   %y = qnn.conv2d %x, %w, %z, %wz, %s, %s {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<i32>, tensor<4xi32>, tensor<f32>, tensor<f32>) -> tensor<1x4x8x8xi32>
   func.return %y : tensor<1x4x8x8xi32>
 }
+
+// concatenate: an input whose scale and zero point are the output's constants is taken as
+// it is (its requantization would be the identity); the other input is requantized.
+// CHECK-LABEL: func.func @concatenate_shared_parameters
+// CHECK:         %[[B:.+]] = relay.cast %{{.+}} {dtype = ui8} : (tensor<2x3xf32>) -> tensor<2x3xui8>
+// CHECK-NEXT:    relay.concatenate %a, %[[B]] {axis = 1 : i64}
+func.func @concatenate_shared_parameters(%a: tensor<2x3xui8>, %b: tensor<2x3xui8>) -> tensor<2x6xui8> {
+  %s = relay.constant dense<0.5> : tensor<f32>
+  %t = relay.constant dense<0.25> : tensor<f32>
+  %z = relay.constant dense<3> : tensor<i32>
+  %y = qnn.concatenate %a, %b, %s, %t, %z, %z, %s, %z {axis = 1 : i64} : (tensor<2x3xui8>, tensor<2x3xui8>, tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<2x6xui8>
+  func.return %y : tensor<2x6xui8>
+}
