@@ -23,7 +23,12 @@ from xrelay.errors import ParseError, VerificationError
 
 def dialect_factories() -> dict[str, Callable[[], Dialect]]:
     """xDSL's dialects and xrelay's, arith with the upstream ops xDSL lacks."""
-    return {**get_all_dialects(), **DIALECTS, "arith": arith_with_extras, "tensor": tensor_with_fixes}
+    return {
+        **get_all_dialects(),
+        **DIALECTS,
+        "arith": arith_with_extras,
+        "tensor": tensor_with_fixes,
+    }
 
 
 def make_context() -> Context:
@@ -57,20 +62,60 @@ class LocatingParser(Parser):
         return op
 
 
+_STRING_ENDS = "\n\v\f"  # what a string literal cannot contain unescaped
+_HEX = "0123456789abcdefABCDEF"
+
+
+def bad_string(text: str) -> tuple[int, int, str] | None:
+    """(line, column, message), 1-based, of the first string literal that is not closed on
+    its line or holds an escape other than \\n \\t \\\\ \\" or two hex digits; None if all are
+    well formed. `//` comments are skipped. Linear in the text: xDSL's lexer matches string
+    literals with a regex that backtracks exponentially on these (a 40-character one did
+    not finish in minutes)."""
+    line, start, i, n = 1, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line, start = line + 1, i + 1
+        elif c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"' and text[j] not in _STRING_ENDS:
+                if text[j] != "\\":
+                    j += 1
+                elif j + 1 < n and text[j + 1] in 'nt"\\':
+                    j += 2
+                elif j + 2 < n and text[j + 1] in _HEX and text[j + 2] in _HEX:
+                    j += 3
+                else:
+                    return line, j - start + 1, "invalid escape in a string literal"
+            if j >= n or text[j] != '"':
+                return line, i - start + 1, "string literal is not closed on its line"
+            i = j
+        i += 1
+    return None
+
+
 def parse_module(
     text: str | bytes, filename: str = "<string>", ctx: Context | None = None, line_offset: int = 0
 ) -> ModuleOp:
     """Parse textual IR (custom or generic form) into a module; raises `xrelay.ParseError`
     with `file:line:col: error: message` on bad input. The module is not verified."""
+    source = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    bad = bad_string(source)
+    if bad is not None:  # before xDSL's lexer, which backtracks exponentially on it
+        line, col, message = bad
+        raise ParseError(f"{filename}:{line + line_offset}:{col}: error: {message}")
     parser = LocatingParser(ctx or make_context(), text, filename)
     parser.line_offset = line_offset
     try:
         return parser.parse_module()
     except XDSLParseError as e:
         loc = e.span.get_location()
-        raise ParseError(
-            f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {e.msg}"
-        ) from None
+        raise ParseError(f"{loc.file}:{loc.line + line_offset}:{loc.col}: error: {e.msg}") from None
 
 
 def location_str(op: Operation) -> str:
@@ -116,4 +161,6 @@ def verify_module(module: Operation) -> None:
                 op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as e:
             message = _root_message(e).removeprefix(f"'{op.name}' ")
-            raise VerificationError(f"{location_str(op)}: error: '{op.name}' op {message}") from None
+            raise VerificationError(
+                f"{location_str(op)}: error: '{op.name}' op {message}"
+            ) from None
