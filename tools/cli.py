@@ -76,15 +76,17 @@ def load_model(path: Path, shape_specs: Sequence[str] = ()) -> tuple[ModuleOp, d
 
         if not zipfile.is_zipfile(path):
             raise Error(f"{path.name}: not a saved torch.export program (not a zip archive)")
-        quiet = logging.getLogger("torch.export")
-        level = quiet.level
-        quiet.setLevel(logging.CRITICAL)  # torch logs a traceback before raising
         try:
             import torch
-
-            program = torch.export.load(str(path))
         except ImportError:
             raise Error(f"{path.name}: reading .pt2 programs needs torch") from None
+        # after importing torch, which sets its loggers' levels: torch logs a traceback
+        # before raising on a broken archive
+        quiet = logging.getLogger("torch.export")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)
+        try:
+            program = torch.export.load(str(path))
         except Exception as e:  # noqa: BLE001 - any unreadable archive is one line
             raise Error(
                 f"{path.name}: not a saved torch.export program ({type(e).__name__})"

@@ -72,11 +72,16 @@ def test_pt2_programs_run_and_inspect(tmp_path):
 
 
 def test_files_that_are_no_model_are_one_line_errors(tmp_path):
+    import zipfile
+
     np.save(tmp_path / "a.npy", np.zeros(3))
     (tmp_path / "bad.pt2").write_bytes(b"not a zip")
+    with zipfile.ZipFile(tmp_path / "zip.pt2", "w") as archive:  # a zip, but no program:
+        archive.writestr("archive/data.pkl", b"garbage")  # torch logged a traceback first
     for path, message in (
         (tmp_path / "a.npy", "not a model xrelay reads"),
         (tmp_path / "bad.pt2", "not a saved torch.export program"),
+        (tmp_path / "zip.pt2", "not a saved torch.export program (RuntimeError)"),
         (tmp_path / "none.onnx", "no such file"),
     ):
         done = cli("inspect", str(path))
