@@ -26,3 +26,12 @@ class BuildContext(Context):
     params: dict[str, np.ndarray] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
     release: bool = False
+
+
+def release(ctx: Context, name: str) -> None:
+    """Under build(release_params=True): parameter `name`, which nothing reads any more (a
+    packed copy replaced it), becomes a stand-in of no memory that keeps its shape and
+    dtype for the signature."""
+    if isinstance(ctx, BuildContext) and ctx.release:
+        old = ctx.params[name]
+        ctx.params[name] = np.broadcast_to(np.zeros((), old.dtype), old.shape)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -31,7 +30,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
-from xrelay.lowering.context import BuildContext
+from xrelay.lowering.context import BuildContext, release
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.gemm import panel_width
 from xrelay.lowering.kernels.prepack import pack_weight, padded
@@ -144,11 +143,8 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
             new_call.location = call.location
             original = call.arguments[index]
             Rewriter.replace_op(call, new_call)
-            if isinstance(ctx, BuildContext) and ctx.release and not original.uses:
-                # only its packed copy is read now: a stand-in of no memory keeps the
-                # argument's shape and dtype for the signature
-                old = ctx.params[pack.source]
-                ctx.params[pack.source] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
+            if not original.uses:  # only its packed copy is read now
+                release(ctx, pack.source)
     used = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
     for name, decl in decls.items():
         if name not in used:

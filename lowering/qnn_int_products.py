@@ -30,21 +30,21 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i8, i16, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.dtypes import dense_from_numpy, numpy_dtype
 from xrelay.dialects.kernel import GemmAttr, GemmSpec
-from xrelay.lowering.context import BuildContext
+from xrelay.lowering.context import release
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
 from xrelay.lowering.kernels.gemm import MR
 from xrelay.lowering.kernels.prepack import pack_words, padded
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
-from xrelay.lowering.qnn_float_products import Weights
+from xrelay.lowering.qnn_float_products import Rewrite, Weights
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
 from xrelay.lowering.select_kernels import KERNEL_ATTR, size_arguments
 from xrelay.signature import param_name
@@ -57,21 +57,7 @@ def _constant_ints(value: SSAValue) -> np.ndarray | None:
     return None if array is None else np.asarray(array, np.int64)
 
 
-class Site:
-    """One product being rewritten: inserts before it, adds parameters to its function."""
-
-    def __init__(self, op: qnn.ProductOp, weights: Weights, sizes: SymbolSizes | None) -> None:
-        self.op = op
-        self.weights = weights
-        self.sizes = sizes
-
-    def emit(self, new: Operation) -> SSAValue:
-        new.location = self.op.location
-        Rewriter.insert_op(new, InsertPoint.before(self.op))
-        return new.results[0]
-
-
-def _columns(site: Site, x: SSAValue, pad: int) -> SSAValue:
+def _columns(site: Rewrite, sizes: SymbolSizes | None, x: SSAValue, pad: int) -> SSAValue:
     """im2col of a qnn.conv2d's data: [n, C, kh, kw, OH, OW] in the data's type, `pad` (the
     zero point) where the window leaves the input."""
     op = site.op
@@ -94,7 +80,7 @@ def _columns(site: Site, x: SSAValue, pad: int) -> SSAValue:
         value = b.extract(x, [ni, ci, b.clamp(row, h), b.clamp(col, w)])
         return b.select(ok, value, b.args[0])
 
-    return Emitter(op, site.sizes).map([fill], [n, c, kh, kw, oh, ow], elem, body)
+    return Emitter(op, sizes).map([fill], [n, c, kh, kw, oh, ow], elem, body)
 
 
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
@@ -162,20 +148,21 @@ def rewrite_product(
         return False
     name, transposed, array = found
 
-    site = Site(op, weights, sizes)
+    site = Rewrite(op, weights)
     names[0] += 1
     stem = f"{name or 'const'}.i8.{names[0]}"
     width = MR if conv else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * -(-k // group) * group
-
-    def packed() -> np.ndarray:
-        return pack_words(_weight_matrix(array, transposed, w_shift), width, group)
+    # under build, the s8 weight [rows, K] once (the packed words and the sums read it)
+    matrix = _weight_matrix(array, transposed, w_shift) if array is not None else None
 
     def weight_sums() -> np.ndarray:
-        return _weight_matrix(array, transposed, w_shift).sum(axis=1, dtype=np.int64)
+        return matrix.sum(axis=1, dtype=np.int64)
 
-    packed_arg = weights.add(f"{stem}.packed", (size,), packed, elem)
+    packed_arg = weights.add(
+        f"{stem}.packed", (size,), lambda: pack_words(matrix, width, group), elem
+    )
     flip = x_dtype.kind == "i"
     correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
     if zx is not None:
@@ -192,7 +179,7 @@ def rewrite_product(
             zero = site.emit(relay.AddOp(zero, half))
         correction = site.emit(relay.NegativeOp(site.emit(relay.MultiplyOp(sums, zero))))
     if conv:
-        cols = op.data if pointwise else _columns(site, op.data, int(zx))
+        cols = op.data if pointwise else _columns(site, sizes, op.data, int(zx))
         args = [packed_arg, cols]
     else:
         args = [op.data, packed_arg]
@@ -209,20 +196,14 @@ def rewrite_product(
     Rewriter.erase_op(op)
     if isinstance(weight, relay.TransposeOp) and not weight.results[0].uses:
         Rewriter.erase_op(weight)
-    _release(weights, name)
+    if name is not None and not _param_uses(weights.fn, name):
+        release(weights.ctx, name)
     return True
 
 
-def _release(weights: Weights, name: str | None) -> None:
-    """build(release_params=True): an original weight nothing reads any more is replaced by
-    a stand-in of no memory (its shape and dtype stay for the signature)."""
-    ctx = weights.ctx
-    if not isinstance(ctx, BuildContext) or not ctx.release or name is None:
-        return
-    for arg in weights.fn.body.block.args:
-        if param_name(weights.fn, arg) == name and not arg.uses:
-            old = ctx.params[name]
-            ctx.params[name] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
+def _param_uses(fn: func.FuncOp, name: str) -> bool:
+    """Does anything still read parameter `name` of `fn`?"""
+    return any(param_name(fn, arg) == name and arg.uses for arg in fn.body.block.args)
 
 
 def int_products(module: ModuleOp, ctx: Context, vw: int, group: int) -> int:

@@ -17,6 +17,7 @@ the module again with them.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -59,7 +60,7 @@ class Executor:
             raise Error(f"{self.where}.evaluate: binds is not supported; pass inputs by name")
         # Relay scripts may leave the weights out of create_executor and pass them to every
         # call (`evaluate()(x, **params)`): then the first call compiles with them
-        lib = self.compile() if self.param_names() <= set(self.params) else None
+        lib = self.compile() if self.param_names <= set(self.params) else None
 
         # holds the executor (and what it keeps alive, the AOT artifact's folder) as long
         # as the function lives
@@ -71,7 +72,9 @@ class Executor:
 
         return main
 
+    @functools.cached_property
     def param_names(self) -> set[str]:
+        """The names of @main's parameters (read once: every call checks against them)."""
         fn = main_function(self.module)
         return {name for arg in fn.body.block.args if (name := param_name(fn, arg)) is not None}
 
@@ -80,9 +83,8 @@ class Executor:
         from what the executor holds (the module is then compiled again with them: a
         compiled library keeps its weights)."""
         changed = False
-        names = self.param_names()
         for name, value in named.items():
-            if name not in names:
+            if name not in self.param_names:
                 continue
             array = to_numpy(value)
             held = self.params.get(name)

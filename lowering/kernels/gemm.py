@@ -217,13 +217,6 @@ def pack(w: Writer, name: str, width: int) -> None:
             w.block(join)
 
 
-def _offset_or_null(w: Writer, ptr: str, index: str) -> str:
-    isnull = w.op(f"icmp eq ptr {ptr}, null")
-    return w.op(
-        f"select i1 {isnull}, ptr null, ptr {w.op(f'getelementptr float, ptr {ptr}, i64 {index}')}"
-    )
-
-
 class Epilogue:
     """The epilogue pointers with nulls replaced by identities (ones, zeros), so that the
     kernels always read them; per-tile pointers advance only where the pointer was real."""
@@ -422,86 +415,112 @@ def serial_entry(w: Writer) -> None:
         w.block(join)
 
 
-def parallel_entry(w: Writer, threads: bool, NR: int) -> None:
-    """xr_sgemm: split over the thread pool (or run serially)."""
-    n = len(PARAMS)
-    names = ", ".join(f"{t} {name}" for t, name in PARAMS)
+Slicer = Callable[[Writer, dict[str, str], str, str], dict[str, str]]
+
+
+def offset_or_null(w: Writer, ptr: str, index: str) -> str:
+    """`ptr` advanced by `index` 4-byte elements (f32 or i32), or null if it is null."""
+    isnull = w.op(f"icmp eq ptr {ptr}, null")
+    return w.op(
+        f"select i1 {isnull}, ptr null, ptr {w.op(f'getelementptr float, ptr {ptr}, i64 {index}')}"
+    )
+
+
+def split_entry(
+    w: Writer,
+    name: str,
+    params: list[tuple[str, str]],
+    serial: str,
+    threads: bool,
+    nr: int,
+    min_macs: int,
+    rows: Slicer,
+    columns: Slicer,
+) -> None:
+    """`name` (taking `params`, which include %M %N %K): `serial` on the calling thread for
+    products under `min_macs` multiply-adds or one thread, else split over libgomp's pool
+    along N in `nr`-column units, or along M in 6-row units when M has more tiles (never
+    for matrix-vector shapes). `rows(w, args, lo, count)` / `columns(...)` give the serial
+    call's arguments for one thread's rows / columns [lo, lo + count)."""
+    n = len(params)
+    names = ", ".join(f"{t} {p}" for t, p in params)
+    worker = f"{name}_worker"
     if threads:
-        with w.function("void", "@xr_sgemm_worker", [("ptr", "%ctx")]):
+        with w.function("void", worker, [("ptr", "%ctx")]):
             vals = {}
-            for k, (t, name) in enumerate(PARAMS):
-                slot = w.gep("%ctx", str(k), "i64")
-                raw = w.op(f"load i64, ptr {slot}")
-                vals[name] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
+            for k, (t, p) in enumerate(params):
+                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
+                vals[p] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
             tid, nt = team(w)
-            split_m = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
-            unit = w.op(f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {MR}, i64 {NR}")
-            total = w.op(
-                f"select i1 {w.op(f'icmp ne i64 {split_m}, 0')}, i64 {vals['%M']}, i64 {vals['%N']}"
-            )
+            split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
+            by_m = w.op(f"icmp ne i64 {split}, 0")
+            unit = w.op(f"select i1 {by_m}, i64 {MR}, i64 {nr}")
+            total = w.op(f"select i1 {by_m}, i64 {vals['%M']}, i64 {vals['%N']}")
             tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
             per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
             lo = w.min(w.mul(tid, per), total)
-            hi = w.min(w.add(lo, per), total)
-            count = w.sub(hi, lo)
+            count = w.sub(w.min(w.add(lo, per), total), lo)
             with w.if_(w.op(f"icmp sgt i64 {count}, 0")):
-                then, other, join = w.if_else(w.op(f"icmp ne i64 {split_m}, 0"), "bym")
-                for block, by_m in ((then, True), (other, False)):
+                then, other, join = w.if_else(by_m, "bym")
+                for block, slicer in ((then, rows), (other, columns)):
                     w.block(block)
-                    v = dict(vals)
-                    if by_m:
-                        v["%M"] = count
-                        packed = w.op(f"icmp ne i64 {vals['%apk']}, 0")
-                        v["%a"] = w.op(
-                            f"select i1 {packed}, ptr {vals['%a']}, ptr {w.gep(vals['%a'], w.mul(lo, vals['%rsa']))}"
-                        )
-                        v["%arow0"] = w.add(vals["%arow0"], lo)
-                        v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]))
-                        v["%srow"] = _offset_or_null(w, vals["%srow"], lo)
-                        v["%trow"] = _offset_or_null(w, vals["%trow"], lo)
-                        v["%res"] = _offset_or_null(w, vals["%res"], w.mul(lo, vals["%ldr"]))
-                    else:
-                        v["%N"] = count
-                        packed = w.op(f"icmp ne i64 {vals['%bpk']}, 0")
-                        v["%b"] = w.op(
-                            f"select i1 {packed}, ptr {vals['%b']}, ptr {w.gep(vals['%b'], w.mul(lo, vals['%csb']))}"
-                        )
-                        v["%bcol0"] = w.add(vals["%bcol0"], lo)
-                        v["%c"] = w.gep(vals["%c"], lo)
-                        v["%scol"] = _offset_or_null(w, vals["%scol"], lo)
-                        v["%tcol"] = _offset_or_null(w, vals["%tcol"], lo)
-                        v["%res"] = _offset_or_null(w, vals["%res"], lo)
-                    args = ", ".join(f"{t} {v[name]}" for t, name in PARAMS)
-                    w.do(f"call void @xr_gemm_part({args})")
+                    v = slicer(w, dict(vals), lo, count)
+                    w.do(f"call void {serial}({', '.join(f'{t} {v[p]}' for t, p in params)})")
                     w.br(join)
                 w.block(join)
-    with w.function("void", "@xr_sgemm", PARAMS, linkage="dso_local"):
+    with w.function("void", name, params, linkage="dso_local"):
         if not threads:
-            w.do(f"call void @xr_gemm_part({names})")
-        else:
-            macs = w.mul(w.mul("%M", "%N"), "%K")
-            threads_now = w.op(f"sext i32 {w.op('load i32, ptr @xr_num_threads')} to i64")
-            small = w.op(f"icmp slt i64 {macs}, {PARALLEL_MIN}")
-            serial = w.op(f"or i1 {small}, {w.op(f'icmp sle i64 {threads_now}, 1')}")
-            then, other, join = w.if_else(serial, "serial")
-            w.block(then)
-            w.do(f"call void @xr_gemm_part({names})")
-            w.br(join)
-            w.block(other)
-            ctx = w.op(f"alloca [{n + 1} x i64], align 8")
-            for k, (t, name) in enumerate(PARAMS):
-                raw = name if t == "i64" else w.op(f"ptrtoint ptr {name} to i64")
-                w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
-            # split M when it has more tiles than N (and matrix-vector shapes never)
-            mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
-            nt = w.op(f"sdiv i64 {w.add('%N', str(NR - 1))}, {NR}")
-            by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {nt}')}, {w.op('icmp sgt i64 %M, 3')}")
-            w.do(f"store i64 {w.op(f'zext i1 {by_m} to i64')}, ptr {w.gep(ctx, str(n), 'i64')}")
-            w.do(
-                f"call void @GOMP_parallel(ptr @xr_sgemm_worker, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)"
-            )
-            w.br(join)
-            w.block(join)
+            w.do(f"call void {serial}({names})")
+            return
+        macs = w.mul(w.mul("%M", "%N"), "%K")
+        threads_now = w.op(f"sext i32 {w.op('load i32, ptr @xr_num_threads')} to i64")
+        small = w.op(f"icmp slt i64 {macs}, {min_macs}")
+        alone = w.op(f"or i1 {small}, {w.op(f'icmp sle i64 {threads_now}, 1')}")
+        then, other, join = w.if_else(alone, "serial")
+        w.block(then)
+        w.do(f"call void {serial}({names})")
+        w.br(join)
+        w.block(other)
+        ctx = w.op(f"alloca [{n + 1} x i64], align 8")
+        for k, (t, p) in enumerate(params):
+            raw = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
+            w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
+        mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
+        ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
+        by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')}, {w.op('icmp sgt i64 %M, 3')}")
+        w.do(f"store i64 {w.op(f'zext i1 {by_m} to i64')}, ptr {w.gep(ctx, str(n), 'i64')}")
+        team_size = w.op(f"trunc i64 {threads_now} to i32")
+        w.do(f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {team_size}, i32 0)")
+        w.br(join)
+        w.block(join)
+
+
+def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
+    """One thread's rows of xr_sgemm: A (unless packed), C, the row vectors, the residual."""
+    packed = w.op(f"icmp ne i64 {v['%apk']}, 0")
+    moved = w.gep(v["%a"], w.mul(lo, v["%rsa"]))
+    res = offset_or_null(w, v["%res"], w.mul(lo, v["%ldr"]))
+    v.update({
+        "%M": count, "%a": w.op(f"select i1 {packed}, ptr {v['%a']}, ptr {moved}"),
+        "%arow0": w.add(v["%arow0"], lo), "%c": w.gep(v["%c"], w.mul(lo, v["%ldc"])),
+        "%srow": offset_or_null(w, v["%srow"], lo), "%trow": offset_or_null(w, v["%trow"], lo),
+        "%res": res,
+    })  # fmt: skip
+    return v
+
+
+def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
+    """One thread's columns of xr_sgemm: B (unless packed), C, the column vectors, the
+    residual."""
+    packed = w.op(f"icmp ne i64 {v['%bpk']}, 0")
+    moved = w.gep(v["%b"], w.mul(lo, v["%csb"]))
+    v.update({
+        "%N": count, "%b": w.op(f"select i1 {packed}, ptr {v['%b']}, ptr {moved}"),
+        "%bcol0": w.add(v["%bcol0"], lo), "%c": w.gep(v["%c"], lo),
+        "%scol": offset_or_null(w, v["%scol"], lo), "%tcol": offset_or_null(w, v["%tcol"], lo),
+        "%res": offset_or_null(w, v["%res"], lo),
+    })  # fmt: skip
+    return v
 
 
 def panel_width(vw: int) -> int:
@@ -524,5 +543,5 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     gemm_serial(w, nr)
     gemv(w)
     serial_entry(w)
-    parallel_entry(w, threads, nr)
+    split_entry(w, "@xr_sgemm", PARAMS, "@xr_gemm_part", threads, nr, PARALLEL_MIN, _rows, _columns)
     return w.text()

@@ -30,9 +30,8 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels.gemm import KC, MC, MR, NC, PARALLEL_MIN
+from xrelay.lowering.kernels.gemm import KC, MC, MR, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.kernels.parallel import team
 
 GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
 
@@ -145,6 +144,32 @@ def element(group: int) -> str:
     return "i8" if group == 4 else "i16"
 
 
+FLIP8 = "%flip8"  # in a pack function: the flip as an i8
+
+
+def load_data(w: Writer, src: str, n: int, elem: str) -> str:
+    """n data bytes at src as u8 (xor the flip), widened to i16 for `elem` i16."""
+    v8 = f"<{n} x i8>"
+    x = w.op(f"load {v8}, ptr {src}, align 1")
+    f = w.op(f"insertelement {v8} poison, i8 {FLIP8}, i64 0")
+    f = w.op(f"shufflevector {v8} {f}, {v8} poison, <{n} x i32> zeroinitializer")
+    x = w.op(f"xor {v8} {x}, {f}")
+    return w.op(f"zext {v8} {x} to <{n} x i16>") if elem == "i16" else x
+
+
+def concat(w: Writer, parts: list[str], n: int, elem: str) -> str:
+    """The vectors `parts` (2 or 4, each <n x elem>) one after another."""
+    while len(parts) > 1:
+        t = f"<{n} x {elem}>"
+        mask = ", ".join(f"i32 {i}" for i in range(2 * n))
+        parts = [
+            w.op(f"shufflevector {t} {a}, {t} {b}, <{2 * n} x i32> <{mask}>")
+            for a, b in zip(parts[::2], parts[1::2])
+        ]
+        n *= 2
+    return parts[0]
+
+
 def pack(w: Writer, name: str, width: int, group: int) -> None:
     """Pack rows [0, rows) x k [k0, k0 + kcg * G) of data bytes (element (r, k) at
     src[r*rs + k*cs], read as u8 after xor flip) into panels of `width` rows: word (panel,
@@ -155,9 +180,8 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
     params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"),
               ("i64", "%k0"), ("i64", "%kcg"), ("i64", "%K"), ("ptr", "%dst"),
               ("i64", "%flip")]  # fmt: skip
-    flip8 = "%flip8"
     with w.function("void", name, params):
-        w.do(f"{flip8} = trunc i64 %flip to i8")
+        w.do(f"{FLIP8} = trunc i64 %flip to i8")
         k_end = w.add("%k0", w.mul("%kcg", str(group)))
         full_k = w.op(f"icmp sle i64 {k_end}, %K")
         with w.loop("p", "0", "%rows", str(width)) as p:
@@ -169,42 +193,12 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
             w.block(col)  # G loads of `width` contiguous rows' bytes, interleaved
             with w.loop("g", "0", "%kcg") as g:
                 k = w.add("%k0", w.mul(g, str(group)))
-                parts = []
-                for t in range(group):
-                    src = w.gep("%src", w.add(p, w.mul(w.add(k, str(t)), "%cs")), "i8")
-                    x = w.op(f"load <{width} x i8>, ptr {src}, align 1")
-                    f = w.op(f"insertelement <{width} x i8> poison, i8 {flip8}, i64 0")
-                    f = w.op(
-                        f"shufflevector <{width} x i8> {f}, <{width} x i8> poison, <{width} x i32> zeroinitializer"
-                    )
-                    x = w.op(f"xor <{width} x i8> {x}, {f}")
-                    if elem == "i16":
-                        x = w.op(f"zext <{width} x i8> {x} to <{width} x i16>")
-                    parts.append(x)
-                t = f"<{width} x {elem}>"
-                if group == 2:
-                    both = w.op(
-                        f"shufflevector {t} {parts[0]}, {t} {parts[1]}, <{2 * width} x i32> <"
-                        + ", ".join(f"i32 {i}" for i in range(2 * width))
-                        + ">"
-                    )
-                else:
-                    t2 = f"<{2 * width} x {elem}>"
-                    lo = w.op(
-                        f"shufflevector {t} {parts[0]}, {t} {parts[1]}, <{2 * width} x i32> <"
-                        + ", ".join(f"i32 {i}" for i in range(2 * width))
-                        + ">"
-                    )
-                    hi = w.op(
-                        f"shufflevector {t} {parts[2]}, {t} {parts[3]}, <{2 * width} x i32> <"
-                        + ", ".join(f"i32 {i}" for i in range(2 * width))
-                        + ">"
-                    )
-                    both = w.op(
-                        f"shufflevector {t2} {lo}, {t2} {hi}, <{4 * width} x i32> <"
-                        + ", ".join(f"i32 {i}" for i in range(4 * width))
-                        + ">"
-                    )
+                parts = [
+                    load_data(w, w.gep("%src", w.add(p, w.mul(w.add(k, str(t)), "%cs")), "i8"),
+                              width, elem)
+                    for t in range(group)
+                ]  # fmt: skip
+                both = concat(w, parts, width, elem)
                 n = group * width
                 mask = ", ".join(f"i32 {(i % group) * width + i // group}" for i in range(n))
                 tn = f"<{n} x {elem}>"
@@ -218,14 +212,7 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
                 row = w.gep("%src", w.mul(w.add(p, q), "%rs"), "i8")
                 with w.loop("g", "0", "%kcg") as g:
                     src = w.gep(row, w.add("%k0", w.mul(g, str(group))), "i8")
-                    x = w.op(f"load <{group} x i8>, ptr {src}, align 1")
-                    f = w.op(f"insertelement <{group} x i8> poison, i8 {flip8}, i64 0")
-                    f = w.op(
-                        f"shufflevector <{group} x i8> {f}, <{group} x i8> poison, <{group} x i32> zeroinitializer"
-                    )
-                    x = w.op(f"xor <{group} x i8> {x}, {f}")
-                    if elem == "i16":
-                        x = w.op(f"zext <{group} x i8> {x} to <{group} x i16>")
+                    x = load_data(w, src, group, elem)
                     word = w.gep(dst, w.add(w.mul(g, str(width)), q), "i32")
                     w.do(f"store <{group} x {elem}> {x}, ptr {word}, align 4")
             w.br(kjoin)
@@ -242,7 +229,7 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
                     value = w.var(elem, "0")
                     with w.if_(inside):
                         src = w.gep("%src", w.add(w.mul(r, "%rs"), w.mul(k, "%cs")), "i8")
-                        x = w.op(f"xor i8 {w.op(f'load i8, ptr {src}')}, {flip8}")
+                        x = w.op(f"xor i8 {w.op(f'load i8, ptr {src}')}, {FLIP8}")
                         if elem == "i16":
                             x = w.op(f"zext i8 {x} to i16")
                         w.set(value, x)
@@ -328,85 +315,28 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
         w.do(f"call void @free(ptr {bp})")
 
 
-def _offset_or_null(w: Writer, ptr: str, index: str) -> str:
-    isnull = w.op(f"icmp eq ptr {ptr}, null")
-    return w.op(f"select i1 {isnull}, ptr null, ptr {w.gep(ptr, index, 'i32')}")
+def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
+    """One thread's rows: A's bytes (unless packed), C, the row vector."""
+    packed = w.op(f"icmp ne i64 {v['%apk']}, 0")
+    moved = w.gep(v["%a"], w.mul(lo, v["%rsa"]), "i8")
+    v.update({
+        "%M": count, "%a": w.op(f"select i1 {packed}, ptr {v['%a']}, ptr {moved}"),
+        "%arow0": w.add(v["%arow0"], lo), "%c": w.gep(v["%c"], w.mul(lo, v["%ldc"]), "i32"),
+        "%trow": offset_or_null(w, v["%trow"], lo),
+    })  # fmt: skip
+    return v
 
 
-def parallel_entry(w: Writer, threads: bool, nr: int, unsigned: str) -> None:
-    """xr_igemm_<u>: split over the thread pool along N (in NR-column units) or M (in
-    6-row units, when M has more tiles), or run serially."""
-    n = len(PARAMS)
-    serial = f"@xr_igemm_serial_{unsigned}"
-    names = ", ".join(f"{t} {name}" for t, name in PARAMS)
-    worker = f"@xr_igemm_worker_{unsigned}"
-    if threads:
-        with w.function("void", worker, [("ptr", "%ctx")]):
-            vals = {}
-            for k, (t, name) in enumerate(PARAMS):
-                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
-                vals[name] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
-            tid, nt = team(w)
-            split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
-            by_m = w.op(f"icmp ne i64 {split}, 0")
-            unit = w.op(f"select i1 {by_m}, i64 {MR}, i64 {nr}")
-            total = w.op(f"select i1 {by_m}, i64 {vals['%M']}, i64 {vals['%N']}")
-            tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
-            per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
-            lo = w.min(w.mul(tid, per), total)
-            count = w.sub(w.min(w.add(lo, per), total), lo)
-            with w.if_(w.op(f"icmp sgt i64 {count}, 0")):
-                then, other, join = w.if_else(by_m, "bym")
-                for block, split_m in ((then, True), (other, False)):
-                    w.block(block)
-                    v = dict(vals)
-                    if split_m:
-                        v["%M"] = count
-                        packed = w.op(f"icmp ne i64 {vals['%apk']}, 0")
-                        moved = w.gep(vals["%a"], w.mul(lo, vals["%rsa"]), "i8")
-                        v["%a"] = w.op(f"select i1 {packed}, ptr {vals['%a']}, ptr {moved}")
-                        v["%arow0"] = w.add(vals["%arow0"], lo)
-                        v["%c"] = w.gep(vals["%c"], w.mul(lo, vals["%ldc"]), "i32")
-                        v["%trow"] = _offset_or_null(w, vals["%trow"], lo)
-                    else:
-                        v["%N"] = count
-                        packed = w.op(f"icmp ne i64 {vals['%bpk']}, 0")
-                        moved = w.gep(vals["%b"], w.mul(lo, vals["%csb"]), "i8")
-                        v["%b"] = w.op(f"select i1 {packed}, ptr {vals['%b']}, ptr {moved}")
-                        v["%bcol0"] = w.add(vals["%bcol0"], lo)
-                        v["%c"] = w.gep(vals["%c"], lo, "i32")
-                        v["%tcol"] = _offset_or_null(w, vals["%tcol"], lo)
-                    args = ", ".join(f"{t} {v[name]}" for t, name in PARAMS)
-                    w.do(f"call void {serial}({args})")
-                    w.br(join)
-                w.block(join)
-    with w.function("void", f"@xr_igemm_{unsigned}", PARAMS, linkage="dso_local"):
-        if not threads:
-            w.do(f"call void {serial}({names})")
-            return
-        macs = w.mul(w.mul("%M", "%N"), "%K")
-        threads_now = w.op(f"sext i32 {w.op('load i32, ptr @xr_num_threads')} to i64")
-        # 8-bit products do about 4x the f32 kernel's work per instruction
-        small = w.op(f"icmp slt i64 {macs}, {4 * PARALLEL_MIN}")
-        alone = w.op(f"or i1 {small}, {w.op(f'icmp sle i64 {threads_now}, 1')}")
-        then, other, join = w.if_else(alone, "serial")
-        w.block(then)
-        w.do(f"call void {serial}({names})")
-        w.br(join)
-        w.block(other)
-        ctx = w.op(f"alloca [{n + 1} x i64], align 8")
-        for k, (t, name) in enumerate(PARAMS):
-            raw = name if t == "i64" else w.op(f"ptrtoint ptr {name} to i64")
-            w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
-        mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
-        ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
-        by_m = w.op(f"zext i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')} to i64")
-        w.do(f"store i64 {by_m}, ptr {w.gep(ctx, str(n), 'i64')}")
-        w.do(
-            f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {w.op(f'trunc i64 {threads_now} to i32')}, i32 0)"
-        )
-        w.br(join)
-        w.block(join)
+def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
+    """One thread's columns: B's bytes (unless packed), C, the column vector."""
+    packed = w.op(f"icmp ne i64 {v['%bpk']}, 0")
+    moved = w.gep(v["%b"], w.mul(lo, v["%csb"]), "i8")
+    v.update({
+        "%N": count, "%b": w.op(f"select i1 {packed}, ptr {v['%b']}, ptr {moved}"),
+        "%bcol0": w.add(v["%bcol0"], lo), "%c": w.gep(v["%c"], lo, "i32"),
+        "%tcol": offset_or_null(w, v["%tcol"], lo),
+    })  # fmt: skip
+    return v
 
 
 def runtime_ir(threads: bool, vw: int, group: int) -> str:
@@ -424,5 +354,9 @@ def runtime_ir(threads: bool, vw: int, group: int) -> str:
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
         gemm_serial(w, nr, group, unsigned)
-        parallel_entry(w, threads, nr, unsigned)
+        # 8-bit products do about 4x the f32 kernel's work per instruction
+        split_entry(
+            w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
+            4 * PARALLEL_MIN, _rows, _columns,
+        )  # fmt: skip
     return w.text()

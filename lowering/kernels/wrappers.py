@@ -137,10 +137,9 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     for name, (spec, types) in specs.items():
         wrapper(w, name, spec, types)
     groups = {spec.group for spec, _ in specs.values()}
-    # the f32 GEMM where a call needs it, else only the declarations both runtimes use
-    runtime = gemm.runtime_ir(threads, vector_width) if 0 in groups else gemm.HEADER
-    if not specs:
-        runtime = ""
+    runtime = ""
+    if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use
+        runtime = gemm.runtime_ir(threads, vector_width) if 0 in groups else gemm.HEADER
     for group in sorted(groups - {0}):  # (one 8-bit group per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group)
     return pool_ir(threads) + arenas + runtime + w.text() + split
