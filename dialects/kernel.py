@@ -117,6 +117,10 @@ class GemmSpec:
     negative size or stride is a run-time value: the declaration's index argument
     `size_index(value)` (dynamic shapes).
 
+    `window` ((H, W), (KH, KW), (SH, SW), (DH, DW), (PT, PL), (OH, OW)): B is the implicit
+    im2col matrix of a convolution whose input B points at (kernels/conv_pack.py; rsb and
+    csb unused, the batch strides step through the input).
+
     `group` != 0: the 8-bit GEMM (lowering/kernels/igemm.py, qnn-int-products): A and B
     are bytes, the data u8 (s8 when `flip`: read xor 0x80), the weight s8 packed in words of
     `group` values; C is i32; the epilogue is the shift alone, an i32 vector."""
@@ -141,6 +145,7 @@ class GemmSpec:
     npad: int = 0
     group: int = 0
     flip: bool = False
+    window: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)

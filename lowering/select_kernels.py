@@ -17,9 +17,9 @@ shift are computed by small relay ops on the vectors. The chain is replaced by
 of a private declaration that carries the GEMM's geometry as a `#kernel.gemm` attribute
 (`xrelay.kernel`, dialects/kernel.py): sizes, strides of A and B, batch loops with their
 strides, the epilogue. `prepack-weights` then gives weights that are parameters the
-kernel's packed layout. A convolution that is not 1x1
-with unit stride first gathers its input into columns [n, g, C/g, kh, kw, OH, OW] (one
-linalg.generic); a 1x1 convolution reads its input in place. `lowering/kernels/wrappers.py`
+kernel's packed layout. A convolution's B is its input: a 1x1 unit-stride one reads it as
+a matrix in place; any other carries its window (`window`) and the GEMM packs the im2col
+columns from the input as it goes (lowering/kernels/conv_pack.py), never writing them out. `lowering/kernels/wrappers.py`
 turns each declaration into a small LLVM function that loops over the batch and calls
 `xr_sgemm`. `select-kernels{enabled=false}` keeps the plain linalg lowerings (for
 comparison; `xrelay.build(..., kernels=False)`).
@@ -44,7 +44,7 @@ from xrelay.dialects.dims import normalize as dim_normalize
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_code
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
+from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 
@@ -57,7 +57,6 @@ class Anchor:
     spec: GemmSpec
     channel_axis: int
     channels: int
-    columns: bool = False  # a convolution that reads its input through im2col
 
 
 def _f32(value: SSAValue) -> bool:
@@ -111,14 +110,16 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
         return None
     ohw, kk = oh * ow, cg * kh * kw
     pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
-    if pointwise:  # B is the input itself: [n, g, C/g, H*W]
-        b_group, b_image = cg * ohw, c_all * ohw
-    else:  # B is the column tensor [n, g, C/g*kh*kw, OH*OW]
-        b_group, b_image = kk * ohw, g * kk * ohw
+    window: tuple[tuple[int, ...], ...] = ()
+    if not pointwise:  # B is the input's implicit im2col matrix [C/g*kh*kw, OH*OW]
+        top, left = a.padding[0], a.padding[1]  # bottom and right follow from OH, OW
+        window = ((h, w), (kh, kw), tuple(a.strides), tuple(a.dilation), (top, left), (oh, ow))
+    # B reads the input: [n, g, C/g, H*W] (in place when pointwise)
+    b_group, b_image = cg * h * w, c_all * h * w
     batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
     batch = tuple(b for b in batch if not (isinstance(b[0], int) and b[0] <= 1))
-    spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True)
-    return Anchor(op, op.weight, op.data, spec, 1, o_all, columns=not pointwise)
+    spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True, window=window)
+    return Anchor(op, op.weight, op.data, spec, 1, o_all)
 
 
 def anchor_of(op: Operation) -> Anchor | None:
@@ -243,29 +244,6 @@ class Chain:
         return True
 
 
-def _columns(e: Emitter, conv: relay.Conv2DOp) -> SSAValue:
-    """im2col: [n, g, C/g, kh, kw, OH, OW] with zeros where the window leaves the input."""
-    a = conv.attrs
-    n, _, h, w = shape_of(conv.data)
-    _, cg, kh, kw = shape_of(conv.weight)
-    _, _, oh, ow = shape_of(conv.result)
-    g = a.groups
-    (sh, sw), (dh, dw) = a.strides, a.dilation
-    top, left = a.padding[0], a.padding[1]
-    x = conv.data
-
-    def body(b: Body) -> SSAValue:
-        ni, gi, ci, i, j, y, xo = (b.idx(d) for d in range(7))
-        channel = b.affine([(cg, gi), (1, ci)])
-        row = b.affine([(sh, y), (dh, i)], -top)
-        col = b.affine([(sw, xo), (dw, j)], -left)
-        ok = b.binary("and", b.in_range(row, h), b.in_range(col, w))
-        value = b.extract(x, [ni, channel, b.clamp(row, h), b.clamp(col, w)])
-        return b.select(ok, value, b.const(0.0, f32))
-
-    return e.map([], [n, g, cg, kh, kw, oh, ow], f32, body)
-
-
 DeclarationCache = dict[tuple[GemmSpec, tuple[str, ...]], str]
 
 
@@ -349,8 +327,7 @@ def _rewrite(
         op.location = end.location
     e = Emitter(end, sizes)
     anchor, spec = chain.anchor, chain.anchor.spec
-    b = _columns(e, anchor.op) if anchor.columns else anchor.b
-    args = [anchor.a, b]
+    args = [anchor.a, anchor.b]
     spec = replace(
         spec,
         scale=chain.scale is not None,

@@ -10,7 +10,8 @@ model that calls it.
                   ptr R, i64 ldr,               residual R[i*ldr + j] or null
                   i64 relu,
                   i64 apk, i64 mpad, i64 arow0, A prepacked (apk != 0): see below
-                  i64 bpk, i64 npad, i64 bcol0) B prepacked likewise
+                  i64 bpk, i64 npad, i64 bcol0, B prepacked likewise
+                  ptr geo)                      a convolution's geometry, or null
 
     C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
 
@@ -27,6 +28,10 @@ Operands that are the same at every run (weights) are packed once at build time
 [K/KC][npad/NR][kc][NR] (mpad, npad: M and N rounded up to the panel width); arow0 and bcol0
 say where this call's rows or columns start in them. Only the packed path (M > 3) reads them.
 
+With `geo` non-null, B is the implicit im2col matrix of a convolution whose input is `b`
+(lowering/kernels/conv_pack.py): its panels are packed from the input, columns counted
+from bcol0 (rsb and csb are unused).
+
 Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
 16-column units, or along M in 6-row units when M has more tiles; products under
 PARALLEL_MIN multiply-adds run on the calling thread. Without libgomp everything is serial.
@@ -36,6 +41,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xrelay.lowering.kernels.conv_pack import HEADER as CONV_HEADER
+from xrelay.lowering.kernels.conv_pack import pack_conv
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import team
 
@@ -56,6 +63,7 @@ PARAMS = [
     ("ptr", "%res"), ("i64", "%ldr"), ("i64", "%relu"),
     ("i64", "%apk"), ("i64", "%mpad"), ("i64", "%arow0"),
     ("i64", "%bpk"), ("i64", "%npad"), ("i64", "%bcol0"),
+    ("ptr", "%geo"),
 ]  # fmt: skip
 ARGS = ", ".join(f"{t} {n}" for t, n in PARAMS)
 SIGNATURE = ", ".join(t for t, _ in PARAMS)
@@ -177,31 +185,35 @@ def edge_tile(w: Writer, NR: int) -> None:
 def pack(w: Writer, name: str, width: int) -> None:
     """Pack an `rows x kc` block (element (r, k) at src[r*rs + k*cs]) into panels of `width`
     rows: panel p holds, for each k, `width` consecutive values (zero past the last row).
-    Reads run along whichever of r and k has unit stride."""
+    Reads run along whichever of r and k has unit stride: with rs == 1 the full panels are
+    filled k by k, each source row read contiguously across all of them (B of a
+    convolution: rows of im2col columns or of the input, which a panel-by-panel walk would
+    read as kc strided streams)."""
     params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"), ("i64", "%kc"),
               ("ptr", "%dst")]  # fmt: skip
+    vw = 16 if width % 16 == 0 else 8
+    v = vec(vw)
     with w.function("void", name, params):
         last = w.sub("%rows", "1")
         unit_r = w.op("icmp eq i64 %rs, 1")
-        with w.loop("p", "0", "%rows", str(width)) as p:
+        full_rows = w.mul(w.op(f"sdiv i64 %rows, {width}"), str(width))
+        start = w.op(f"select i1 {unit_r}, i64 {full_rows}, i64 0")
+        # full panels with contiguous rows: vector copies, k outer
+        with w.if_(unit_r), w.loop("k", "0", "%kc") as k:
+            src = w.gep("%src", w.mul(k, "%cs"))
+            d = w.gep("%dst", w.mul(k, str(width)))
+            with w.loop("p", "0", full_rows, str(width)) as p:
+                s_p, d_p = w.gep(src, p), w.gep(d, w.mul(p, "%kc"))
+                if width % 8:  # A's 6-row panels: scalar copies
+                    for q in range(width):
+                        x = w.op(f"load float, ptr {w.gep(s_p, str(q))}")
+                        w.do(f"store float {x}, ptr {w.gep(d_p, str(q))}")
+                else:
+                    for h in range(0, width, vw):
+                        x = load8(w, w.gep(s_p, str(h)), vw=vw)
+                        w.do(f"store {v} {x}, ptr {w.gep(d_p, str(h))}, align 4")
+        with w.loop("p", start, "%rows", str(width)) as p:  # the rest: one value at a time
             dst = w.gep("%dst", w.mul(p, "%kc"))
-            full = w.op(f"icmp sle i64 {w.add(p, str(width))}, %rows")
-            then, other, join = w.if_else(w.op(f"and i1 {full}, {unit_r}"), "vec")
-            w.block(then)  # a full panel whose rows are contiguous: vector copies along k
-            with w.loop("k", "0", "%kc") as k:
-                src = w.gep("%src", w.add(p, w.mul(k, "%cs")))
-                d = w.gep(dst, w.mul(k, str(width)))
-                for h in range(0, width, 8):
-                    if width - h >= 8:
-                        w.do(
-                            f"store {V8} {load8(w, w.gep(src, str(h)))}, ptr {w.gep(d, str(h))}, align 4"
-                        )
-                    else:
-                        for q in range(h, width):
-                            x = w.op(f"load float, ptr {w.gep(src, str(q))}")
-                            w.do(f"store float {x}, ptr {w.gep(d, str(q))}")
-            w.br(join)
-            w.block(other)
             for q in range(width):  # r outer when k has unit stride: contiguous reads
                 r = w.add(p, str(q))
                 inside = w.op(f"icmp slt i64 {r}, %rows")
@@ -213,8 +225,6 @@ def pack(w: Writer, name: str, width: int) -> None:
                     x = w.op(f"load float, ptr {w.gep(row, step)}")
                     x = w.op(f"select i1 {inside}, float {x}, float 0.0")
                     w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
-            w.br(join)
-            w.block(join)
 
 
 class Epilogue:
@@ -265,7 +275,16 @@ def gemm_serial(w: Writer, NR: int) -> None:
                 kc = w.min(str(KC), w.sub("%K", pc))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pc, kc)}, %K')} to i64")
-                with w.if_(w.op("icmp eq i64 %bpk, 0")):
+                conv = w.op("icmp ne ptr %geo, null")
+                with w.if_(conv):  # implicit im2col: columns bcol0 + jc of the input's
+                    j0 = w.add("%bcol0", jc)
+                    w.do(
+                        f"call void @xr_pack_conv(ptr %b, ptr %geo, i64 {j0}, i64 {pc}, i64 {nc}, i64 {kc}, ptr {bp})"
+                    )
+                plain = w.op(
+                    f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}"
+                )
+                with w.if_(plain):
                     bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
                     # B's panels are its columns: "rows" of the packed block are j, stride csb
                     w.do(
@@ -405,6 +424,7 @@ def serial_entry(w: Writer) -> None:
         names = ", ".join(f"{t} {n}" for t, n in PARAMS)
         few = w.op("icmp sle i64 %M, 3")
         plain = w.op(f"icmp eq i64 {w.op('or i64 %apk, %bpk')}, 0")
+        plain = w.op(f"and i1 {plain}, {w.op('icmp eq ptr %geo, null')}")
         then, other, join = w.if_else(w.op(f"and i1 {few}, {plain}"), "few")
         w.block(then)
         w.do(f"call void @xr_gemv({names})")
@@ -512,7 +532,9 @@ def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
 def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
     """One thread's columns of xr_sgemm: B (unless packed), C, the column vectors, the
     residual."""
-    packed = w.op(f"icmp ne i64 {v['%bpk']}, 0")
+    # a prepacked B or a convolution's input (packed from bcol0 on) is not offset
+    bpk, geo = v["%bpk"], v["%geo"]
+    packed = w.op(f"or i1 {w.op(f'icmp ne i64 {bpk}, 0')}, {w.op(f'icmp ne ptr {geo}, null')}")
     moved = w.gep(v["%b"], w.mul(lo, v["%csb"]))
     v.update({
         "%N": count, "%b": w.op(f"select i1 {packed}, ptr {v['%b']}, ptr {moved}"),
@@ -535,11 +557,12 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     kernels/parallel.py)."""
     nr = panel_width(vw)
     w = Writer()
-    w.lines.append(HEADER)
+    w.lines.append(HEADER + CONV_HEADER)
     micro_kernel(w, vw)
     edge_tile(w, nr)
     pack(w, "@xr_pack_a", MR)
     pack(w, "@xr_pack_b", nr)
+    pack_conv(w, nr, vw)
     gemm_serial(w, nr)
     gemv(w)
     serial_entry(w)

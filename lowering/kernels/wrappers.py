@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
 from xrelay.lowering.kernels import gemm, igemm
+from xrelay.lowering.kernels.conv_pack import GEO, geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
 from xrelay.lowering.plan_buffers import arena_definitions
@@ -63,6 +64,9 @@ def wrapper(w: Writer, name: str, spec: GemmSpec, types: list[Attribute] | None 
     if types is None:  # static: the buffers only
         n = 3 + spec.scale + spec.shift + spec.residual
         types = [MemRefType(f32, [1])] * n
+    if spec.window:  # a convolution's geometry, read by the implicit im2col packing
+        values = ", ".join(f"i64 {v}" for v in geometry(spec.window))
+        w.lines.append(f"@{name}.geo = internal constant [{len(GEO)} x i64] [{values}]")
     with w.function("void", f"@{name}", parameters(spec, types), linkage="dso_local"):
         offsets = {"a": "0", "b": "0", "c": "0", "v": "0"}
         loops = []
@@ -75,7 +79,7 @@ def wrapper(w: Writer, name: str, spec: GemmSpec, types: list[Attribute] | None 
         if spec.group:
             int_call(w, spec, offsets)
         else:
-            float_call(w, spec, offsets)
+            float_call(w, name, spec, offsets)
         for loop in reversed(loops):
             loop.__exit__(None, None, None)
 
@@ -100,7 +104,7 @@ def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
     w.do(f"call void @xr_igemm_{unsigned}({', '.join(f'{t} {v}' for t, v in args)})")
 
 
-def float_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
+def float_call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str]) -> None:
     """The call of the f32 GEMM."""
     a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
     used = {"%s": spec.scale, "%t": spec.shift}
@@ -120,6 +124,7 @@ def float_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
         ("ptr", res), ("i64", value(spec.ldc)), ("i64", int(spec.relu)),
         ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
         ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
+        ("ptr", f"@{name}.geo" if spec.window else "null"),
     ]  # fmt: skip
     w.do(f"call void @xr_sgemm({', '.join(f'{t} {v}' for t, v in args)})")
 
