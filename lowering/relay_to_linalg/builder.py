@@ -252,6 +252,7 @@ MATH_UNARY: dict[str, type[Operation]] = {
     "exp": math.ExpOp,
     "log": math.LogOp,
     "rsqrt": math.RsqrtOp,
+    "sqrt": math.SqrtOp,
     "floor": math.FloorOp,
 }
 

@@ -9,6 +9,8 @@ window-shaped dummy operand that carries the window's bounds, as MLIR's pooling 
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -25,13 +27,19 @@ from xrelay.lowering.dynamic_sizes import DynamicUnsupported
 from xrelay.lowering.relay_to_linalg.builder import (
     Body,
     Emitter,
+    accumulator_type,
     amap,
     dims,
     identity,
+    is_float,
     result_shape,
     shape_of,
 )
 from xrelay.lowering.relay_to_linalg.reduce import count_value, lowest, reduce_into
+
+CONV_UNROLLED = 25  # convolutions with up to this many products per output: one loop
+POOL_UNROLLED = 16  # pooling windows up to this many values: one loop, the window unrolled
+LRN_UNROLLED = 16  # windows up to this size: one elementwise loop, the window unrolled
 
 
 def view(e: Emitter, value: SSAValue, shape: list[Dim]) -> SSAValue:
@@ -100,6 +108,28 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     padded = list(shape_of(x))
     x = view(e, x, [n, groups, c, *padded[2:]])
     w = view(e, op.weight, [groups, o, c, *kernel])
+    if is_float(elem) and c * math.prod(kernel) <= CONV_UNROLLED:
+        # few products per output (depthwise convolutions): one loop over the output whose
+        # body reads them all (the weights are invariant along the innermost, vectorized
+        # loop); the output is written once instead of once per product
+        acc_elem = accumulator_type(elem)
+
+        def window_body(b: Body) -> SSAValue:
+            ni, gi, oi, *sp = (b.idx(k) for k in range(3 + n_sp))
+            acc = b.const(0, acc_elem)
+            for ci in range(c):
+                for offs in itertools.product(*(range(k) for k in kernel)):
+                    where = [
+                        b.affine([(a.strides[i], sp[i])], offs[i] * a.dilation[i])
+                        for i in range(n_sp)
+                    ]
+                    xv = b.cast(b.extract(x, [ni, gi, b.iconst(ci), *where]), acc_elem)
+                    wv = b.extract(w, [gi, oi, b.iconst(ci), *(b.iconst(k) for k in offs)])
+                    acc = b.binary("add", acc, b.binary("mul", xv, b.cast(wv, acc_elem)))
+            return b.cast(acc, elem) if acc_elem != elem else acc
+
+        y = e.map([], [n, groups, o, *out_shape[2:]], elem, window_body)
+        return view(e, y, out_shape)
     # loops: n, g, o, c, *kernel, *out spatial: the innermost loop runs along an output row
     # (unit stride in the output, stride `strides[-1]` in the input), which LLVM vectorizes
     rank = 3 + n_sp + 1 + n_sp
@@ -416,7 +446,23 @@ def lower_layer_norm(e: Emitter, op: relay.LayerNormOp) -> SSAValue:
     return e.map([op.data, mean, var, op.gamma, op.beta], shape, elem, body, maps)
 
 
+def _lrn_power(b: Body, s: SSAValue, beta: float) -> SSAValue:
+    """s ** beta; square roots for the usual exponents (a scalar powf call per element
+    otherwise keeps the loop from vectorizing)."""
+    if beta == 1.0:
+        return s
+    if beta == 0.5:
+        return b.unary("sqrt", s)
+    if beta == 0.75:  # s^(1/2) * s^(1/4)
+        root = b.unary("sqrt", s)
+        return b.binary("mul", root, b.unary("sqrt", root))
+    return b.binary("pow", s, b.const(beta, s.type))
+
+
 def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
+    """x / (bias + alpha/size * sum of squares over the window) ** beta. Small windows are
+    one loop whose body reads the window's values (the innermost loop runs along the
+    last axis, contiguous, and vectorizes); larger ones reduce over the window first."""
     a = op.attrs
     out = op.results[0].type
     shape = list(result_shape(op))
@@ -425,6 +471,27 @@ def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
     axis = a.axis % rank
     size = e.size_value(shape[axis])
     before = (a.size - 1) // 2
+    if a.size <= LRN_UNROLLED:
+        acc_elem = accumulator_type(elem)
+
+        def fused(b: Body) -> SSAValue:
+            idx = [b.idx(k) for k in range(rank)]
+            total = b.const(0, acc_elem)
+            for w in range(a.size):
+                i = b.affine([(1, idx[axis])], w - before)
+                value = b.extract(op.data, [*idx[:axis], b.clamp(i, size), *idx[axis + 1 :]])
+                value = b.cast(value, acc_elem)
+                square = b.select(
+                    b.in_range(i, size), b.binary("mul", value, value), b.const(0, acc_elem)
+                )
+                total = b.binary("add", total, square)
+            s = b.cast(total, elem) if acc_elem != elem else total
+            scaled = b.binary(
+                "add", b.const(a.bias, elem), b.binary("mul", s, b.const(a.alpha / a.size, elem))
+            )
+            return b.binary("div", b.args[0], _lrn_power(b, scaled, a.beta))
+
+        return e.map([op.data], shape, elem, fused)
     window = e.empty([a.size], elem)
     d = dims(rank + 1)  # x dims, then the window position
 
@@ -452,7 +519,7 @@ def lower_lrn(e: Emitter, op: relay.LRNOp) -> SSAValue:
         scaled = b.binary(
             "add", b.const(a.bias, elem), b.binary("mul", s, b.const(a.alpha / a.size, elem))
         )
-        return b.binary("div", x, b.binary("pow", scaled, b.const(a.beta, elem)))
+        return b.binary("div", x, _lrn_power(b, scaled, a.beta))
 
     return e.map([op.data, sums], shape, elem, final)
 
@@ -509,6 +576,41 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     is_max = isinstance(op, relay.MaxPool1DOp | relay.MaxPool2DOp | relay.MaxPool3DOp)
     begins, ends = _pool_padding(op)
     x = pad_spatial(e, op.data, begins, ends, lowest(elem) if is_max else 0)
+    kind = "max" if is_max else "add"
+    if math.prod(a.pool_size) <= POOL_UNROLLED:
+        # one loop over the output, the window's reads unrolled in its body: each is affine
+        # in the output position (unit stride along a row for stride 1), so the innermost
+        # loop vectorizes and the result is written once
+        acc_elem = elem if is_max else accumulator_type(elem)
+
+        def window_body(b: Body) -> SSAValue:
+            n, c, *sp_idx = (b.idx(k) for k in range(2 + n_sp))
+            acc = None
+            for offsets in itertools.product(*(range(k) for k in a.pool_size)):
+                index = [
+                    b.affine([(a.strides[i], sp_idx[i])], offsets[i] * a.dilation[i])
+                    for i in range(n_sp)
+                ]
+                value = b.cast(b.extract(x, [n, c, *index]), acc_elem)
+                acc = value if acc is None else b.binary(kind, acc, value)
+            assert acc is not None
+            return b.cast(acc, elem) if acc_elem != elem else acc
+
+        y = e.map([], out_shape, elem, window_body)
+    else:
+        y = _pool_loops(e, op, x, kind, out_shape, elem)
+    if is_max:
+        return y
+    divisors = e.constant(_avg_pool_divisors(op).astype(numpy_dtype(elem)))
+    rank_out = 2 + n_sp
+    maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
+    return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)
+
+
+def _pool_loops(e: Emitter, op, x: SSAValue, kind: str, out_shape: list, elem) -> SSAValue:
+    """A pool with a large window: a reduction over the window into the output."""
+    a = op.attrs
+    n_sp = len(op.SPATIAL)
     # loops n, c, *window, *out: the output's spatial loops innermost, so the innermost loop
     # runs along an output row (vectorizable; a window-innermost order has 2-3 iterations)
     rank = 2 + 2 * n_sp
@@ -518,23 +620,16 @@ def lower_pool(e: Emitter, op) -> SSAValue:
         rank, [d[0], d[1], *[sp[i] * a.strides[i] + win[i] * a.dilation[i] for i in range(n_sp)]]
     )
     window = e.empty(list(a.pool_size), elem)
-    kind = "max" if is_max else "add"
-    y = e.accumulate(
+    return e.accumulate(
         [x, window],
         [x_map, amap(rank, win)],
         out_shape,
         amap(rank, [d[0], d[1], *sp]),
         ["parallel"] * 2 + ["reduction"] * n_sp + ["parallel"] * n_sp,
         elem,
-        lowest(elem) if is_max else 0,
+        lowest(elem) if kind == "max" else 0,
         lambda b, acc, value, _window: b.binary(kind, acc, value),
     )
-    if is_max:
-        return y
-    divisors = e.constant(_avg_pool_divisors(op).astype(numpy_dtype(elem)))
-    rank_out = 2 + n_sp
-    maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
-    return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)
 
 
 def lower_global_pool(e: Emitter, op) -> SSAValue:

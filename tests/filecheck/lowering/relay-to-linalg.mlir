@@ -48,6 +48,49 @@ func.func @conv_padded(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // -----
 
+// A convolution with few products per output (depthwise: 1 channel x 3x3) is one generic
+// with only parallel iterators whose body reads all nine products; no accumulator is filled.
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-COUNT-9: arith.mulf
+// CHECK-NOT: arith.mulf
+// CHECK: tensor.reshape {{.*}} -> tensor<1x4x8x8xf32>
+func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+  func.return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A 3x3 max pool: the input padded with -inf, then one parallel generic taking the maximum
+// of the window's nine values (each read at an affine position of the output).
+// CHECK-LABEL: func.func @max_pool_window
+// CHECK: tensor.extract %x
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-COUNT-8: arith.maximumf
+// CHECK-NOT: linalg.generic
+func.func @max_pool_window(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
+  %0 = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
+  func.return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// LRN with a small window is one generic: the squares of the window's channels summed in
+// its body, and beta = 0.75 as two square roots (no scalar powf call per element).
+// CHECK-LABEL: func.func @lrn_window
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-COUNT-2: math.sqrt
+// CHECK-NOT: math.powf
+// CHECK-NOT: linalg.generic
+func.func @lrn_window(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  %0 = relay.nn.lrn %x {size = 3 : i64} : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  func.return %0 : tensor<1x4x2x2xf32>
+}
+
+// -----
+
 // Reductions fill an accumulator with the identity and reduce over the axis.
 // CHECK-LABEL: func.func @sum
 // CHECK: arith.constant 0.000000e+00 : f32
