@@ -9,6 +9,7 @@ Each rule is sound on its own, so they compose in any order to a fixpoint:
         -> dequantize(acc + bias)
     reshape / transpose / squeeze / expand_dims / batch_flatten (dequantize x), per tensor
         -> dequantize(<shape op>(x))
+    max_pool2d (dequantize x), positive scales   -> dequantize(max_pool2d x)
     quantize(dequantize a)             -> qnn.requantize(a)
     quantize(relu(dequantize a))       -> clip(qnn.requantize(a), zero_point, max)
     quantize(add / multiply (dequantize a, dequantize b))  -> qnn.add / qnn.mul
@@ -212,6 +213,27 @@ class ShapeOpOfDequantized(Rule):
         return self.emit(qnn.DequantizeOp(moved, x.scale, x.zero_point, axis=axis))
 
 
+class MaxPoolOfDequantized(Rule):
+    """max_pool2d(dequantize x) -> dequantize(max_pool2d x) when every scale is positive:
+    dequantization is then increasing (per channel along axis 1 or per tensor), so the
+    maximum of a window is the dequantized maximum of its integers. Padding reads the
+    type's lowest value, which no window made of at least one input value returns."""
+
+    def __init__(self) -> None:
+        self.x, _ = dq()
+        self.pattern = is_op("nn.max_pool2d")(self.x)
+
+    def callback(self, pre, post, node_map):
+        op = pre.owner
+        x = _operands(node_map, self.x)
+        scale = constant_value(x.scale)
+        if scale is None or not np.all(scale > 0) or channel_axis(x) not in (None, 1):
+            return None
+        pooled = self.emit(type(op)(x.data, **op.attrs))
+        axis = -1 if per_tensor(x) else 1
+        return self.emit(qnn.DequantizeOp(pooled, x.scale, x.zero_point, axis=axis))
+
+
 class FloatBiasIntoAccumulator(Rule):
     """A float constant bias added to a dequantized int32 accumulator (PT2E keeps conv and
     linear biases in float): quantized to the accumulator's scale and added in int32
@@ -357,6 +379,7 @@ def qdq_to_qnn_callbacks() -> list[PatternCallback]:
         BiasIntoAccumulator(),
         FloatBiasIntoAccumulator(),
         ShapeOpOfDequantized(),
+        MaxPoolOfDequantized(),
         QuantizedElementwise(),
         QuantizeOfDequantized(),
     ]

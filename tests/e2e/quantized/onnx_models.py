@@ -21,8 +21,9 @@ def _strip_value_info(path: Path) -> Path:
 
 
 def cnn(path: Path) -> Path:
-    """conv-relu, max pool, a residual add of two conv branches, global average pool,
-    linear: the ops of a quantized CNN."""
+    """conv-relu, a padded max pool (pooled on integers: its padding must not win), a
+    residual add of two conv branches, global average pool, linear: the ops of a quantized
+    CNN."""
     import torch
     from torch import nn
 
@@ -35,7 +36,7 @@ def cnn(path: Path) -> Path:
             self.fc = nn.Linear(16, 10)
 
         def forward(self, x):
-            y = torch.nn.functional.max_pool2d(torch.relu(self.c1(x)), 2)
+            y = torch.nn.functional.max_pool2d(torch.relu(self.c1(x)), 3, stride=2, padding=1)
             z = torch.relu(self.c2(y)) + self.c3(y)
             return self.fc(torch.nn.functional.adaptive_avg_pool2d(z, 1).flatten(1))
 

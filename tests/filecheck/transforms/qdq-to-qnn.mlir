@@ -80,3 +80,34 @@ func.func @no_fuse_bias_scale(%x: tensor<1x4xui8>, %w: tensor<2x4xi8>, %b: tenso
   %y = relay.add %d, %bf : (tensor<1x2xf32>, tensor<2xf32>) -> tensor<1x2xf32>
   func.return %y : tensor<1x2xf32>
 }
+
+// -----
+
+// A max pool of a dequantized value (positive scale) pools the integers: dequantization is
+// increasing, so the window's maximum is the same element; the quantize after it (same
+// scale and zero point) is then a requantize qnn-legalize drops.
+// CHECK-LABEL: func.func @max_pool_of_dequantized
+// CHECK:         %[[P:.+]] = relay.nn.max_pool2d %xq {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xui8>) -> tensor<1x2x2x2xui8>
+// CHECK:         qnn.requantize %[[P]], %s, %z, %s, %z
+// CHECK-NOT:     relay.nn.max_pool2d
+func.func @max_pool_of_dequantized(%xq: tensor<1x2x5x5xui8>) -> tensor<1x2x2x2xui8> {
+  %s = relay.constant dense<0.1> : tensor<f32>
+  %z = relay.constant dense<3> : tensor<i32>
+  %x = qnn.dequantize %xq, %s, %z : (tensor<1x2x5x5xui8>, tensor<f32>, tensor<i32>) -> tensor<1x2x5x5xf32>
+  %p = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x2x2xf32>
+  %y = qnn.quantize %p, %s, %z {out_dtype = ui8} : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<i32>) -> tensor<1x2x2x2xui8>
+  func.return %y : tensor<1x2x2x2xui8>
+}
+
+// -----
+
+// A negative scale makes dequantization decreasing: the pool stays on floats.
+// CHECK-LABEL: func.func @no_max_pool_negative_scale
+// CHECK:         relay.nn.max_pool2d %{{.+}} : (tensor<1x1x4x4xf32>)
+func.func @no_max_pool_negative_scale(%xq: tensor<1x1x4x4xi8>) -> tensor<1x1x2x2xf32> {
+  %s = relay.constant dense<-0.1> : tensor<f32>
+  %z = relay.constant dense<0> : tensor<i32>
+  %x = qnn.dequantize %xq, %s, %z : (tensor<1x1x4x4xi8>, tensor<f32>, tensor<i32>) -> tensor<1x1x4x4xf32>
+  %p = relay.nn.max_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  func.return %p : tensor<1x1x2x2xf32>
+}
