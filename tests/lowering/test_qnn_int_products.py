@@ -206,3 +206,25 @@ def test_the_original_weight_is_released():
     x = rng.integers(0, 256, (3, 64)).astype(np.uint8)
     (got,) = lib.run(x=x)
     np.testing.assert_array_equal(got, x.astype(np.int64) @ w.astype(np.int64))
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_conv_across_blocks_and_threads(layout, monkeypatch, threads):
+    """More columns than one NC block (48 x 44 outputs), K over one KC block, split over
+    threads along N, an asymmetric padding, dilation and s8 data padded with a negative
+    zero point."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    c, o = 30, 8
+    x = rng.integers(-128, 128, (1, c, 50, 46)).astype(np.int8)
+    w = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)
+    text = f"""
+func.func @main(%x: tensor<1x{c}x50x46xi8> {{xrelay.name = "x"}}, %w: tensor<{o}x{c}x3x3xi8> {{xrelay.name = "w", xrelay.param}}) -> tensor<1x{o}x48x44xi32> {{
+  %zx = relay.constant dense<-9> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: 1, 0, 1, 2>, dilation = array<i64: 2, 2>}} : (tensor<1x{c}x50x46xi8>, tensor<{o}x{c}x3x3xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x{o}x48x44xi32>
+  func.return %y : tensor<1x{o}x48x44xi32>
+}}"""
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, reference(text, {"w": w}, {"x": x}))
