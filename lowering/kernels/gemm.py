@@ -76,6 +76,8 @@ declare float @llvm.fma.f32(float, float, float)
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
 declare float @llvm.maximum.f32(float, float)
+declare void @llvm.masked.store.v8f32.p0(<8 x float>, ptr, i32, <8 x i1>)
+declare void @llvm.masked.store.v16f32.p0(<16 x float>, ptr, i32, <16 x i1>)
 declare <8 x float> @llvm.maximum.v8f32(<8 x float>, <8 x float>)
 declare <16 x float> @llvm.maximum.v16f32(<16 x float>, <16 x float>)
 declare float @llvm.vector.reduce.fadd.v8f32(float, <8 x float>)
@@ -162,24 +164,50 @@ def scalar_epilogue(
 
 def edge_tile(w: Writer, NR: int) -> None:
     """xr_edge: copy the valid mr x nr part of a 6 x NR scratch tile into C, adding C's
-    partial sums (%acc) and applying the epilogue (%epi)."""
+    partial sums (%acc) and applying the epilogue (%epi): vectors masked to the valid
+    columns, the same operations in the same order as the micro-kernel's epilogue."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
               ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
+    vw = NR // 2
+    v, m, iv = vec(vw), f"<{vw} x i1>", f"<{vw} x i32>"
+    iota = "<" + ", ".join(f"i32 {i}" for i in range(vw)) + ">"
 
-    def tile_operand(name: str, index: str) -> str:
-        return w.op(f"load float, ptr {w.gep('%' + name, index)}")
+    def masked_load(ptr: str, mask: str) -> str:
+        return w.op(
+            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {ptr}, i32 4, {m} {mask}, {v} zeroinitializer)"
+        )
 
     with w.function("void", "@xr_edge", params):
         acc = w.op("icmp ne i64 %acc, 0")
         epi = w.op("icmp ne i64 %epi, 0")
-        with w.loop("i", "0", "%mr") as i, w.loop("j", "0", "%nr") as j:
-            cp = w.gep("%c", w.add(w.mul(i, "%ldc"), j))
-            v = w.var("float", w.op(f"load float, ptr {w.gep('%t', w.add(w.mul(i, str(NR)), j))}"))
-            with w.if_(acc):
-                w.set(v, w.op(f"fadd float {w.get(v)}, {w.op(f'load float, ptr {cp}')}"))
-            with w.if_(epi):
-                w.set(v, scalar_epilogue(w, w.get(v), i, j, tile_operand, "%ldr", "%lo"))
-            w.do(f"store float {w.get(v)}, ptr {cp}")
+        lo = splat(w, "%lo", vw)
+        nr32 = w.op("trunc i64 %nr to i32")
+        limit = w.op(f"insertelement {iv} poison, i32 {nr32}, i64 0")
+        limit = w.op(f"shufflevector {iv} {limit}, {iv} poison, {iv} zeroinitializer")
+        masks = []
+        for h in range(2):  # the columns of each half that are inside C
+            lanes = w.op(f"add {iv} {iota}, {'<' + ', '.join([f'i32 {h * vw}'] * vw) + '>'}")
+            masks.append(w.op(f"icmp slt {iv} {lanes}, {limit}"))
+        with w.loop("i", "0", "%mr") as i:
+            row = w.gep("%c", w.mul(i, "%ldc"))
+            s_row = splat(w, w.op(f"load float, ptr {w.gep('%srow', i)}"), vw)
+            t_row = splat(w, w.op(f"load float, ptr {w.gep('%trow', i)}"), vw)
+            res_row = w.gep("%res", w.mul(i, "%ldr"))
+            for h in range(2):
+                o, mask = str(h * vw), masks[h]
+                x = w.var(v, load8(w, w.gep("%t", w.add(w.mul(i, str(NR)), o)), vw=vw))
+                with w.if_(acc):
+                    w.set(x, w.op(f"fadd {v} {w.get(x)}, {masked_load(w.gep(row, o), mask)}"))
+                with w.if_(epi):
+                    y = w.op(f"fmul {v} {w.get(x)}, {s_row}")
+                    y = w.op(f"fmul {v} {y}, {masked_load(w.gep('%scol', o), mask)}")
+                    y = w.op(f"fadd {v} {y}, {t_row}")
+                    y = w.op(f"fadd {v} {y}, {masked_load(w.gep('%tcol', o), mask)}")
+                    y = w.op(f"fadd {v} {y}, {masked_load(w.gep(res_row, o), mask)}")
+                    w.set(x, w.op(f"call {v} @llvm.maximum.v{vw}f32({v} {y}, {v} {lo})"))
+                w.do(
+                    f"call void @llvm.masked.store.v{vw}f32.p0({v} {w.get(x)}, ptr {w.gep(row, o)}, i32 4, {m} {mask})"
+                )
 
 
 def pack(w: Writer, name: str, width: int) -> None:
