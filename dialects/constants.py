@@ -25,6 +25,12 @@ def constant_ops(array: np.ndarray) -> list[Operation]:
     return [relay.ConstantOp(dense_from_numpy(array))]
 
 
+def equal_constants(a: SSAValue, b: SSAValue) -> bool:
+    """Are `a` and `b` both constants holding the same array?"""
+    va, vb = constant_value(a), constant_value(b)
+    return va is not None and vb is not None and va.shape == vb.shape and np.array_equal(va, vb)
+
+
 def constant_value(value: SSAValue) -> np.ndarray | None:
     """The array a relay constant (or a constant splat, broadcast) holds, else None."""
     op = value.owner

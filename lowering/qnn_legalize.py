@@ -19,7 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
-from xrelay.dialects.constants import constant_value
+from xrelay.dialects.constants import constant_value, equal_constants
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import (
     broadcast_shape,
@@ -83,7 +83,11 @@ class Builder:
         axis: int,
         dtype: Attribute,
     ) -> SSAValue:
-        if _elem(acc) == dtype and _same_constants(in_scale, out_scale, in_zp, out_zp):
+        if (
+            _elem(acc) == dtype
+            and equal_constants(in_scale, out_scale)
+            and equal_constants(in_zp, out_zp)
+        ):
             # (q - zp) * 1.0, rounded, + zp, clipped: q itself (a concatenation of inputs
             # that share the output's parameters is then a plain copy)
             return acc
@@ -92,17 +96,6 @@ class Builder:
         real = self.cast(self.centered(acc, in_zp, axis), f32)
         scaled = self.emit(relay.MultiplyOp(real, self.along(multiplier, rank, axis)))
         return self.saturate(scaled, out_zp, dtype)
-
-
-def _same_constants(in_scale, out_scale, in_zp, out_zp) -> bool:
-    """Are the input's scale and zero point constants equal to the output's?"""
-    pairs = [
-        (constant_value(a), constant_value(b)) for a, b in ((in_scale, out_scale), (in_zp, out_zp))
-    ]
-    return all(
-        a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
-        for a, b in pairs
-    )
 
 
 def _elem(v: SSAValue) -> Attribute:

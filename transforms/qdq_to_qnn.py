@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, i32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xrelay.dialects import qnn, relay
-from xrelay.dialects.constants import constant_value
+from xrelay.dialects.constants import constant_value, equal_constants
 from xrelay.dialects.dtypes import dense_from_numpy
 from xrelay.dialects.qnn.base import dtype_range
 from xrelay.transforms.pattern import PatternCallback, is_constant, is_op, rewrite, wildcard
@@ -61,11 +61,6 @@ def channel_axis(op: qnn.DequantizeOp) -> int | None:
     if per_tensor(op):
         return None
     return op.attrs.axis % _rank(op.data)
-
-
-def equal_constants(a: SSAValue, b: SSAValue) -> bool:
-    va, vb = constant_value(a), constant_value(b)
-    return va is not None and vb is not None and va.shape == vb.shape and np.array_equal(va, vb)
 
 
 def is_zero(v: SSAValue) -> bool:

@@ -24,9 +24,8 @@ from xrelay.lowering.kernels.irtext import Writer
 
 GEO = ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "OH", "OW")
 
+# (the masked loads are declared by gemm.HEADER, which the edge tiles use too)
 HEADER = """
-declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
-declare <16 x float> @llvm.masked.load.v16f32.p0(ptr, i32, <16 x i1>, <16 x float>)
 declare <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x float>)
 declare <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr>, i32, <16 x i1>, <16 x float>)
 """

@@ -52,7 +52,7 @@ WIDTHS = (8, 16)  # vector widths (floats) the micro-kernel is generated for
 PARALLEL_MIN = 1 << 17  # multiply-adds
 
 NEG_INF = "0xFFF0000000000000"
-V8 = "<8 x float>"  # the matrix-vector path and packing
+V8 = "<8 x float>"  # the matrix-vector path
 
 PARAMS = [
     ("i64", "%M"), ("i64", "%N"), ("i64", "%K"),
@@ -76,6 +76,8 @@ declare float @llvm.fma.f32(float, float, float)
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
 declare float @llvm.maximum.f32(float, float)
+declare <8 x float> @llvm.masked.load.v8f32.p0(ptr, i32, <8 x i1>, <8 x float>)
+declare <16 x float> @llvm.masked.load.v16f32.p0(ptr, i32, <16 x i1>, <16 x float>)
 declare void @llvm.masked.store.v8f32.p0(<8 x float>, ptr, i32, <8 x i1>)
 declare void @llvm.masked.store.v16f32.p0(<16 x float>, ptr, i32, <16 x i1>)
 declare <8 x float> @llvm.maximum.v8f32(<8 x float>, <8 x float>)
@@ -149,19 +151,6 @@ def micro_kernel(w: Writer, vw: int) -> None:
                 w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
 
 
-def scalar_epilogue(
-    w: Writer, v: str, i: str, j: str, load: Callable[[str, str], str], ldr: str, lo: str
-) -> str:
-    """v * srow[i] * scol[j] + trow[i] + tcol[j] + res[i*ldr + j], then max with lo;
-    `load(name, index)` reads one epilogue operand."""
-    v = w.op(f"fmul float {v}, {load('srow', i)}")
-    v = w.op(f"fmul float {v}, {load('scol', j)}")
-    v = w.op(f"fadd float {v}, {load('trow', i)}")
-    v = w.op(f"fadd float {v}, {load('tcol', j)}")
-    v = w.op(f"fadd float {v}, {load('res', w.add(w.mul(i, ldr), j))}")
-    return w.op(f"call float @llvm.maximum.f32(float {v}, float {lo})")
-
-
 def edge_tile(w: Writer, NR: int) -> None:
     """xr_edge: copy the valid mr x nr part of a 6 x NR scratch tile into C, adding C's
     partial sums (%acc) and applying the epilogue (%epi): vectors masked to the valid
@@ -170,7 +159,6 @@ def edge_tile(w: Writer, NR: int) -> None:
               ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
     vw = NR // 2
     v, m, iv = vec(vw), f"<{vw} x i1>", f"<{vw} x i32>"
-    iota = "<" + ", ".join(f"i32 {i}" for i in range(vw)) + ">"
 
     def masked_load(ptr: str, mask: str) -> str:
         return w.op(
@@ -186,7 +174,7 @@ def edge_tile(w: Writer, NR: int) -> None:
         limit = w.op(f"shufflevector {iv} {limit}, {iv} poison, {iv} zeroinitializer")
         masks = []
         for h in range(2):  # the columns of each half that are inside C
-            lanes = w.op(f"add {iv} {iota}, {'<' + ', '.join([f'i32 {h * vw}'] * vw) + '>'}")
+            lanes = "<" + ", ".join(f"i32 {h * vw + q}" for q in range(vw)) + ">"
             masks.append(w.op(f"icmp slt {iv} {lanes}, {limit}"))
         with w.loop("i", "0", "%mr") as i:
             row = w.gep("%c", w.mul(i, "%ldc"))
@@ -297,21 +285,19 @@ def gemm_serial(w: Writer, NR: int) -> None:
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC * 4})")
         tmp = w.op(f"alloca [{MR * NR} x float], align 32")
+        conv = w.op("icmp ne ptr %geo, null")  # B: a convolution's implicit im2col matrix
+        plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
             with w.loop("pc", "0", "%K", str(KC)) as pc:
                 kc = w.min(str(KC), w.sub("%K", pc))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pc, kc)}, %K')} to i64")
-                conv = w.op("icmp ne ptr %geo, null")
                 with w.if_(conv):  # implicit im2col: columns bcol0 + jc of the input's
                     j0 = w.add("%bcol0", jc)
                     w.do(
                         f"call void @xr_pack_conv(ptr %b, ptr %geo, i64 {j0}, i64 {pc}, i64 {nc}, i64 {kc}, ptr {bp})"
                     )
-                plain = w.op(
-                    f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}"
-                )
                 with w.if_(plain):
                     bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
                     # B's panels are its columns: "rows" of the packed block are j, stride csb
@@ -436,13 +422,19 @@ def gemv(w: Writer) -> None:
 
 
 def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
-    """The epilogue of C[i, j] from the whole-matrix pointers of `ep`."""
+    """The epilogue of C[i, j] from the whole-matrix pointers of `ep`: v * srow[i] *
+    scol[j] + trow[i] + tcol[j] + res[i*ldr + j], then max with lo."""
 
     def load(name: str, index: str) -> str:
         base, step = ep.parts[name]
         return w.op(f"load float, ptr {w.gep(base, w.mul(index, step))}")
 
-    return scalar_epilogue(w, v, i, j, load, ep.ldr, ep.lo)
+    v = w.op(f"fmul float {v}, {load('srow', i)}")
+    v = w.op(f"fmul float {v}, {load('scol', j)}")
+    v = w.op(f"fadd float {v}, {load('trow', i)}")
+    v = w.op(f"fadd float {v}, {load('tcol', j)}")
+    v = w.op(f"fadd float {v}, {load('res', w.add(w.mul(i, ep.ldr), j))}")
+    return w.op(f"call float @llvm.maximum.f32(float {v}, float {ep.lo})")
 
 
 def serial_entry(w: Writer) -> None:
