@@ -37,6 +37,7 @@ _PASS_CLASSES: dict[str, str] = {
     "qnn-int-products": "xrelay.lowering.qnn_int_products:QnnIntProducts",
     "qnn-float-products": "xrelay.lowering.qnn_float_products:QnnFloatProducts",
     "qnn-legalize": "xrelay.lowering.qnn_legalize:QnnLegalize",
+    "winograd-convs": "xrelay.lowering.winograd_convs:WinogradConvs",
     "select-kernels": "xrelay.lowering.select_kernels:SelectKernels",
     "prepack-weights": "xrelay.lowering.prepack_weights:PrepackWeights",
     "relay-to-linalg": "xrelay.lowering.relay_to_linalg:RelayToLinalg",

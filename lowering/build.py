@@ -39,7 +39,8 @@ def build(
     Parameters, and constants of 1024 elements or more, are passed to native code as
     buffers at every run, never embedded. Partitioned functions of a target with a codegen
     are compiled by it and linked in (see `xrelay.transforms.targets`). `kernels=False`
-    keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`).
+    keeps products and convolutions off the runtime GEMM (`select-kernels{enabled=false}`,
+    `winograd-convs{enabled=false}`).
     A module whose inputs have dynamic dimensions, or with `relay.deferred` nodes (a graph
     input that decides a shape), gives a `DynamicLibrary`, which runs any shapes and values
     its signature allows (lowering/dynamic.py). A module with run-time control flow
@@ -108,6 +109,7 @@ def _compile(
         work,
         ctx=ctx,
         options={
+            "winograd-convs": {"enabled": kernels},
             "select-kernels": {"enabled": kernels},
             "qnn-int-products": {
                 "enabled": kernels,

@@ -8,11 +8,24 @@ drivers produce the same IR.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, SSAValue
+from xrelay.dialects.dtypes import numpy_dtype
+from xrelay.signature import NAME_ATTR, PARAM_ATTR
 
 
 @dataclass
@@ -35,3 +48,28 @@ def release(ctx: Context, name: str) -> None:
     if isinstance(ctx, BuildContext) and ctx.release:
         old = ctx.params[name]
         ctx.params[name] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
+
+
+def add_parameter(
+    fn: func.FuncOp,
+    ctx: Context,
+    name: str,
+    t: TensorType,
+    make: Callable[[], np.ndarray],
+    attrs: dict[str, Attribute] | None = None,
+) -> SSAValue:
+    """A new last parameter `name` of type `t` for `fn` (with extra argument `attrs`, such
+    as how it was made); under build its array is `make()`."""
+    block = fn.body.block
+    arg = block.insert_arg(t, len(block.args))
+    entry = {NAME_ATTR: StringAttr(name), PARAM_ATTR: UnitAttr(), **(attrs or {})}
+    assert fn.arg_attrs is not None
+    fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
+    fn.function_type = FunctionType.from_lists(
+        [a.type for a in block.args], fn.function_type.outputs.data
+    )
+    if isinstance(ctx, BuildContext):
+        array = np.ascontiguousarray(make(), numpy_dtype(t.element_type))
+        assert array.shape == tuple(t.get_shape()), (array.shape, t)
+        ctx.params[name] = array
+    return arg

@@ -10,6 +10,8 @@
     qnn-float-products  8-bit dense/conv2d with parameter weights -> exact f32 products in
                       K chunks (the runtime GEMM's), summed in i32
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
+    winograd-convs    f32 3x3 stride-1 convolutions with parameter weights -> Winograd
+                      transforms around a batched product (weights transformed at build)
     select-kernels    f32 products/convolutions + epilogue chains -> runtime GEMM calls
     prepack-weights   GEMM weights that are parameters -> parameters in the kernel's layout
     relay-to-linalg   relay ops -> linalg on tensors
@@ -75,6 +77,7 @@ from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
 from xrelay.lowering.to_llvm import ToLLVM
+from xrelay.lowering.winograd_convs import WinogradConvs
 
 # Order matters:
 # - external functions are taken out first: nothing after may lower or inline them;
@@ -88,6 +91,8 @@ from xrelay.lowering.to_llvm import ToLLVM
 #   qnn-float-products adds f32 parameters for the rest, which prepack-weights then
 #   packs; qnn-legalize makes the remaining integer
 #   products, which select-kernels leaves alone (it picks f32);
+# - winograd-convs reads weights that are parameters and leaves batched products for
+#   select-kernels;
 # - bufferize needs linalg on tensors in destination-passing style;
 # - kernels are outlined before any loop exists, so every later stage sees small functions,
 #   and @main is then a straight list of calls whose buffers plan-buffers can give offsets;
@@ -105,6 +110,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("qnn-int-products", QnnIntProducts),
     ("qnn-float-products", QnnFloatProducts),
     ("qnn-legalize", QnnLegalize),
+    ("winograd-convs", WinogradConvs),
     ("select-kernels", SelectKernels),
     ("prepack-weights", PrepackWeights),
     ("relay-to-linalg", RelayToLinalg),

@@ -16,26 +16,21 @@ from dataclasses import dataclass, replace
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    FunctionType,
     IntegerAttr,
     ModuleOp,
-    StringAttr,
     TensorType,
-    UnitAttr,
     f32,
 )
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
-from xrelay.lowering.context import BuildContext, release
+from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.gemm import panel_width
 from xrelay.lowering.kernels.prepack import pack_weight, padded
-from xrelay.lowering.select_kernels import KERNEL_ATTR, DeclarationCache, gemm_declaration
-from xrelay.signature import NAME_ATTR, PARAM_ATTR, param_name
+from xrelay.lowering.select_kernels import KERNEL_ATTR, declaration_cache, gemm_declaration
+from xrelay.signature import param_name
 
 PACK_ATTR = "xrelay.pack"  # on a parameter added for a packed weight: how to build it
 
@@ -52,6 +47,18 @@ def module_vector_width(module: ModuleOp, option: int = 0) -> int:
     return option or vector_width()
 
 
+def _row_major_groups(spec: GemmSpec) -> bool:
+    """Is A read as [groups, M, K] row-major (a convolution's weights [O, C/g, kh, kw], a
+    batched product's left operand), groups along one batch loop?"""
+    strided = [sa for _, sa, *_ in spec.batch if sa]
+    return (
+        (spec.per_row or bool(strided))
+        and (spec.rsa, spec.csa) == (spec.k, 1)
+        and len(strided) <= 1
+        and all(sa == spec.m * spec.k for sa in strided)
+    )
+
+
 def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16):
     """(packed operand index, its PackSpec, the call's new GemmSpec), or None. `nr`: B's
     panel width (the micro-kernel's, lowering/kernels/gemm.py)."""
@@ -59,7 +66,7 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         return None
     if min(spec.n, spec.k) < 0:  # a weight's sizes are static; these are not weights
         return None
-    if spec.per_row and a_name is not None:  # convolution weights [O, C/g, kh, kw]
+    if a_name is not None and _row_major_groups(spec):
         groups = 1
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
@@ -94,18 +101,16 @@ class Packer:
         return self.args[pack]
 
     def _add(self, pack: PackSpec) -> SSAValue:
-        fn, block = self.fn, self.fn.body.block
-        arg = block.insert_arg(TensorType(f32, [_packed_size(pack)]), len(block.args))
-        name = f"{pack.source}.packed{len(block.args)}"
-        entry = {NAME_ATTR: StringAttr(name), PARAM_ATTR: UnitAttr(), PACK_ATTR: PackAttr(pack)}
-        assert fn.arg_attrs is not None
-        fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
-        fn.function_type = FunctionType.from_lists(
-            [a.type for a in block.args], fn.function_type.outputs.data
+        name = f"{pack.source}.packed{len(self.fn.body.block.args) + 1}"
+        ctx = self.ctx
+        return add_parameter(
+            self.fn,
+            ctx,
+            name,
+            TensorType(f32, [_packed_size(pack)]),
+            lambda: pack_weight(ctx.params[pack.source], pack),
+            {PACK_ATTR: PackAttr(pack)},
         )
-        if isinstance(self.ctx, BuildContext):
-            self.ctx.params[name] = pack_weight(self.ctx.params[pack.source], pack)
-        return arg
 
 
 def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0) -> None:
@@ -117,10 +122,7 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
         for op in module.ops
         if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
     }
-    cache: DeclarationCache = {
-        (d.attributes[KERNEL_ATTR].data, tuple(str(t) for t in d.function_type.inputs)): name
-        for name, d in decls.items()
-    }
+    cache = declaration_cache(module)
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         if fn.arg_attrs is None:
             continue

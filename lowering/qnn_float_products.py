@@ -28,13 +28,8 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
-    FunctionType,
     ModuleOp,
-    StringAttr,
     TensorType,
-    UnitAttr,
     f32,
     i32,
 )
@@ -44,8 +39,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import qnn, relay
 from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dtypes import dense_from_numpy, numpy_dtype
-from xrelay.lowering.context import BuildContext
-from xrelay.signature import NAME_ATTR, PARAM_ATTR, param_name
+from xrelay.lowering.context import BuildContext, add_parameter
+from xrelay.signature import param_name
 
 EXACT = 1 << 24  # f32 holds every integer up to this magnitude
 
@@ -73,19 +68,7 @@ class Weights:
     def add(self, name: str, shape: tuple[int, ...], make, elem: Attribute = f32) -> SSAValue:
         """A new parameter `name` of `shape` (f32, or `elem`); under build its array is
         `make()`."""
-        fn, block = self.fn, self.fn.body.block
-        arg = block.insert_arg(TensorType(elem, list(shape)), len(block.args))
-        entry = {NAME_ATTR: StringAttr(name), PARAM_ATTR: UnitAttr()}
-        assert fn.arg_attrs is not None
-        fn.arg_attrs = ArrayAttr([*fn.arg_attrs.data, DictionaryAttr(entry)])
-        fn.function_type = FunctionType.from_lists(
-            [a.type for a in block.args], fn.function_type.outputs.data
-        )
-        if isinstance(self.ctx, BuildContext):
-            array = np.ascontiguousarray(make(), numpy_dtype(elem))
-            assert array.shape == tuple(shape)
-            self.ctx.params[name] = array
-        return arg
+        return add_parameter(self.fn, self.ctx, name, TensorType(elem, list(shape)), make)
 
     def source(self, value: SSAValue):
         """(name, transposed, value array or None) of a weight that is a parameter, a

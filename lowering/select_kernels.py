@@ -138,7 +138,7 @@ def anchor_of(op: Operation) -> Anchor | None:
     return None
 
 
-def _single_user(value: SSAValue) -> Operation | None:
+def single_user(value: SSAValue) -> Operation | None:
     uses = list(value.uses)
     return uses[0].operation if len(uses) == 1 else None
 
@@ -267,6 +267,17 @@ def size_arguments(spec: GemmSpec) -> tuple[GemmSpec, list[Dim]]:
     return replace(spec, **fields, batch=batch), list(exprs.values())
 
 
+def declaration_cache(module: ModuleOp) -> DeclarationCache:
+    """The GEMM declarations already in `module`, as `gemm_declaration` looks them up."""
+    return {
+        (op.attributes[KERNEL_ATTR].data, tuple(str(t) for t in op.function_type.inputs)): (
+            op.sym_name.data
+        )
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
+    }
+
+
 def gemm_declaration(
     module: ModuleOp,
     cache: DeclarationCache,
@@ -289,7 +300,7 @@ def gemm_declaration(
 
 def select_kernels(module: ModuleOp) -> int:
     """Rewrite every anchor chain of the module's functions; returns how many."""
-    cache: DeclarationCache = {}
+    cache = declaration_cache(module)  # (winograd-convs adds some before)
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
@@ -304,7 +315,7 @@ def select_kernels(module: ModuleOp) -> int:
                 continue  # dynamic sizes outside @main: the linalg lowering
             anchor.spec = spec
             chain = Chain(anchor)
-            while (user := _single_user(chain.value)) is not None and chain.extend(user):
+            while (user := single_user(chain.value)) is not None and chain.extend(user):
                 pass
             values = [sizes.value(d) for d in exprs] if sizes is not None else []
             _rewrite(module, cache, chain, values, sizes)

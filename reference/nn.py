@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from xrelay.dialects import relay
+from xrelay.dialects import relay, winograd
 from xrelay.reference.registry import along, impl
 
 
@@ -238,6 +238,46 @@ def pad(op: relay.PadOp, x: np.ndarray) -> np.ndarray:
     if a.pad_mode == "constant":
         return np.pad(x, grow, constant_values=x.dtype.type(a.pad_value))
     return np.pad(x, grow, mode=a.pad_mode)
+
+
+@impl(relay.WinogradInputOp)
+def winograd_input(op: relay.WinogradInputOp, x: np.ndarray) -> np.ndarray:
+    m = op.attrs.tile
+    top, left, _, _ = op.attrs.padding
+    n, c, h, w = x.shape
+    _, _, _, th, tw1 = op.result.type.get_shape()
+    hp, wp = (th + 1) * m + 2, tw1 * m
+    padded = np.zeros((n, c, hp, wp), np.float64)
+    rows, cols = min(h, hp - top), min(w, wp - left)
+    padded[:, :, top : top + rows, left : left + cols] = x[:, :, :rows, :cols]
+    bt = winograd.input_transform(m)
+    # the row transform of every row of tiles, the rows of tiles then read as one run
+    blocks = sliding_window_view(padded, m + 2, axis=2)[:, :, ::m]  # n, c, i, col, y
+    flat = np.einsum("ay,nciwy->anciw", bt, blocks).reshape(m + 2, n, c, -1)
+    starts = m * np.arange(th * tw1)
+    tiles = flat[..., starts[:, None] + np.arange(m + 2)]  # a, n, c, u, x
+    v = np.einsum("ancux,bx->abncu", tiles, bt)
+    return v.reshape((m + 2) ** 2, n, c, th, tw1).astype(x.dtype)
+
+
+@impl(relay.WinogradOutputOp)
+def winograd_output(op: relay.WinogradOutputOp, data: np.ndarray, *epilogue) -> np.ndarray:
+    m = op.attrs.tile
+    oh, ow = op.attrs.size
+    _, n, k, th, tw = data.shape
+    prods = data.astype(np.float64).reshape(m + 2, m + 2, n, k, th, tw)
+    at = winograd.output_transform(m)
+    y = np.einsum("ya,abnkij,xb->nkiyjx", at, prods, at).reshape(n, k, th * m, tw * m)
+    y = y[:, :, :oh, :ow].astype(data.dtype)
+    a = op.attrs
+    vectors = iter(epilogue)
+    if a.scale:
+        y = y * next(vectors)[:, None, None]
+    if a.shift:
+        y = y + next(vectors)[:, None, None]
+    if a.residual:
+        y = y + next(vectors)
+    return np.maximum(y, 0) if a.relu else y
 
 
 @impl(relay.DropoutOp)

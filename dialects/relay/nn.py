@@ -15,7 +15,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, var_operand_def
+from xrelay.dialects import winograd
 from xrelay.dialects.dims import shape_of
 from xrelay.errors import ShapeError
 
@@ -32,6 +33,7 @@ from .base import (
     int_prop,
     ints_prop,
     norm_axis,
+    ranked,
     same_elem,
     str_prop,
     tensor,
@@ -658,6 +660,123 @@ class PadOp(RelayOp):
         return [tensor(shape, data.element_type)]
 
 
+# --- Winograd transforms (lowering/winograd_convs.py makes them from 3x3 convolutions) -------
+
+
+def _winograd_tile(name: str, tile: int) -> int:
+    if tile not in winograd.TILES:
+        raise ShapeError(f"'{name}' tile {tile} is not one of {list(winograd.TILES)}")
+    return tile + 2
+
+
+@irdl_op_definition
+class WinogradInputOp(RelayOp):
+    """The input transform of a 3x3 convolution by F(m x m, 3 x 3) (dialects/winograd.py),
+    m = `tile`: `data` [N, C, H, W], padded by `padding` (top, left, bottom, right) and
+    with zeros past that, is cut into (m+2) x (m+2) tiles at stride m: TH x TW of them
+    cover the convolution's OH x OW outputs. Each row of tiles spans m * (TW + 1) padded
+    columns and holds one more tile, read from the rows of tiles laid end to end (its
+    last two columns are the next row's first two): the row transforms are then one
+    contiguous run. Each tile d becomes B^T d B. Result [(m+2)^2, N, C, TH, TW + 1]; the
+    extra tiles are scratch that the product skips.
+
+    %v = relay.nn.winograd_input %x {tile = 4 : i64, padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x8x8x8xf32>) -> tensor<36x1x8x2x3xf32>
+    """
+
+    name = "relay.nn.winograd_input"
+    data = operand_def(TensorType)
+    result = result_def(TensorType)
+    tile = int_prop(4)
+    padding = ints_prop((0, 0, 0, 0))
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        (data,) = expect_count(name, types, 1)
+        expect_rank(name, data, 4)
+        expect_float(name, data)
+        alpha = _winograd_tile(name, attrs.tile)
+        expect_len(name, "padding", attrs.padding, 4)
+        n, c, h, w = shape_of(data)
+        if not all(isinstance(d, int) for d in (n, c, h, w)):
+            raise ShapeError(f"'{name}' needs a static shape, got {fmt_type(data)}")
+        if min(attrs.padding) < 0:
+            raise ShapeError(f"'{name}' padding {list(attrs.padding)} must not be negative")
+        top, left, bottom, right = attrs.padding
+        oh = _window_out(name, h, 3, 1, (top, bottom), 1)
+        ow = _window_out(name, w, 3, 1, (left, right), 1)
+        th, tw = winograd.tile_count(oh, attrs.tile), winograd.tile_count(ow, attrs.tile)
+        return [tensor([alpha * alpha, n, c, th, tw + 1], data.element_type)]
+
+
+@irdl_op_definition
+class WinogradOutputOp(RelayOp):
+    """The output transform of F(m x m, 3 x 3), m = `tile`: `data` [(m+2)^2, N, K, TH,
+    TW] (the products of transformed weights and `winograd_input` tiles, without the
+    extra tile of each row) -> each tile's A^T M A, the m x m outputs it covers, cropped to
+    `size` = [OH, OW]; then the epilogue the convolution's users folded into it,
+    `y * scale[k] + shift[k] (+ residual)`, relu, its operands after `data` in that order
+    (`scale`, `shift`, `residual` say which are there). Result [N, K, OH, OW].
+
+    %y = relay.nn.winograd_output %m, %b {tile = 4 : i64, size = array<i64: 8, 8>,
+        shift = true, relu = true} : (tensor<36x1x16x2x2xf32>, tensor<16xf32>)
+        -> tensor<1x16x8x8xf32>
+    """
+
+    name = "relay.nn.winograd_output"
+    data = operand_def(TensorType)
+    epilogue = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    tile = int_prop(4)
+    size = ints_prop()
+    scale = bool_prop(False)
+    shift = bool_prop(False)
+    residual = bool_prop(False)
+    relu = bool_prop(False)
+
+    @classmethod
+    def infer(cls, types: list[Attribute], attrs: Attrs, name: str) -> list[Attribute]:
+        data, *rest = (ranked(name, t) for t in types)
+        expect_rank(name, data, 5)
+        expect_float(name, data)
+        alpha = _winograd_tile(name, attrs.tile)
+        expect_len(name, "size", attrs.size, 2)
+        terms, n, k, th, tw = shape_of(data)
+        if not all(isinstance(d, int) for d in (terms, n, k, th, tw)):
+            raise ShapeError(f"'{name}' needs a static shape, got {fmt_type(data)}")
+        oh, ow = attrs.size
+        if min(oh, ow) < 1:
+            raise ShapeError(f"'{name}' size {[oh, ow]} must be positive")
+        tiles = [winograd.tile_count(oh, attrs.tile), winograd.tile_count(ow, attrs.tile)]
+        if terms != alpha * alpha or [th, tw] != tiles:
+            raise ShapeError(
+                f"'{name}' data {fmt_type(data)} is not [{alpha * alpha}, N, K, "
+                f"{tiles[0]}, {tiles[1]}] (tile {attrs.tile}, size {[oh, ow]})"
+            )
+        out = tensor([n, k, oh, ow], data.element_type)
+        wanted = [
+            (what, shape)
+            for what, shape, used in (
+                ("scale", [k], attrs.scale),
+                ("shift", [k], attrs.shift),
+                ("residual", [n, k, oh, ow], attrs.residual),
+            )
+            if used
+        ]
+        if len(rest) != len(wanted):
+            raise ShapeError(
+                f"'{name}' takes {len(wanted)} epilogue operands "
+                f"({', '.join(w for w, _ in wanted) or 'none'}), got {len(rest)}"
+            )
+        for (what, shape), t in zip(wanted, rest):
+            if list(shape_of(t)) != shape or t.element_type != data.element_type:
+                raise ShapeError(
+                    f"'{name}' {what} {fmt_type(t)} is not "
+                    f"{fmt_type(tensor(shape, data.element_type))}"
+                )
+        return [out]
+
+
 @irdl_op_definition
 class DropoutOp(RelayOp):
     """Dropout at inference: the identity.
@@ -702,5 +821,7 @@ NN_OPS = [
     SoftmaxOp,
     LogSoftmaxOp,
     PadOp,
+    WinogradInputOp,
+    WinogradOutputOp,
     DropoutOp,
 ]

@@ -14,7 +14,7 @@ from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
 from xrelay.lowering.kernels import gemm, igemm
 from xrelay.lowering.kernels.conv_pack import GEO, geometry
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir
+from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir, team
 from xrelay.lowering.plan_buffers import arena_definitions
 from xrelay.lowering.select_kernels import KERNEL_ATTR
 from xrelay.lowering.to_llvm import dynamic_count
@@ -60,28 +60,93 @@ def value(field: int) -> str:
     return str(field) if j is None else f"%d{j}"
 
 
-def wrapper(w: Writer, name: str, spec: GemmSpec, types: list[Attribute] | None = None) -> None:
+BATCH_SPLIT_MIN = 8  # static batch iterations from which threads split the batch
+
+
+def _offsets(w: Writer, spec: GemmSpec, indices: list[str]) -> dict[str, str]:
+    offsets = {"a": "0", "b": "0", "c": "0", "v": "0"}
+    for i, (_, *strides) in zip(indices, spec.batch):
+        for key, stride in zip("abcv", strides):
+            offsets[key] = w.add(offsets[key], w.mul(i, value(stride)))
+    return offsets
+
+
+def _call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], serial: bool) -> None:
+    if spec.group:
+        int_call(w, spec, offsets)
+    else:
+        float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
+
+
+def batch_split(spec: GemmSpec, threads: bool) -> bool:
+    """Do threads take whole batch iterations (each product then on one thread)? With
+    enough static iterations: one handoff instead of one per product, whose sizes (a
+    Winograd term, an attention head) are often too small to split well."""
+    counts = [loop[0] for loop in spec.batch]
+    total = 1
+    for c in counts:
+        total *= c
+    return threads and not spec.group and all(c > 0 for c in counts) and total >= BATCH_SPLIT_MIN
+
+
+def wrapper(
+    w: Writer,
+    name: str,
+    spec: GemmSpec,
+    types: list[Attribute] | None = None,
+    threads: bool = False,
+) -> None:
     if types is None:  # static: the buffers only
         n = 3 + spec.scale + spec.shift + spec.residual
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
         values = ", ".join(f"i64 {v}" for v in geometry(spec.window))
         w.lines.append(f"@{name}.geo = internal constant [{len(GEO)} x i64] [{values}]")
-    with w.function("void", f"@{name}", parameters(spec, types), linkage="dso_local"):
-        offsets = {"a": "0", "b": "0", "c": "0", "v": "0"}
+    params = parameters(spec, types)
+    split = batch_split(spec, threads)
+    if split:  # thread t of T runs batch iterations [total*t/T, total*(t+1)/T)
+        with w.function("void", f"@{name}.worker", [("ptr", "%ctx")]):
+            for k, (t, p) in enumerate(params):
+                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
+                w.do(
+                    f"{p} = inttoptr i64 {raw} to ptr" if t == "ptr" else f"{p} = add i64 {raw}, 0"
+                )
+            tid, nt = team(w)
+            total = 1
+            for loop in spec.batch:
+                total *= loop[0]
+            lo = w.op(f"sdiv i64 {w.mul(tid, str(total))}, {nt}")
+            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), str(total))}, {nt}")
+            with w.loop("it", lo, hi) as it:
+                indices, rest = [], it
+                for count, *_ in reversed(spec.batch):
+                    indices.append(w.op(f"srem i64 {rest}, {count}"))
+                    rest = w.op(f"sdiv i64 {rest}, {count}")
+                _call(w, name, spec, _offsets(w, spec, indices[::-1]), serial=True)
+    with w.function("void", f"@{name}", params, linkage="dso_local"):
+        if split:
+            count = w.op("load i32, ptr @xr_num_threads")
+            pool, alone, join = w.if_else(w.op(f"icmp sgt i32 {count}, 1"), "pool")
+            w.block(pool)
+            ctx = w.alloca(f"[{len(params)} x i64]", "ctx")
+            for k, (t, p) in enumerate(params):
+                raw = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
+                w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
+            w.do(f"call void @GOMP_parallel(ptr @{name}.worker, ptr {ctx}, i32 {count}, i32 0)")
+            w.br(join)
+            w.block(alone)
         loops = []
-        for d, (count, sa, sb, sc, sv) in enumerate(spec.batch):
+        indices = []
+        for d, (count, *_) in enumerate(spec.batch):
             loop = w.loop(f"b{d}", "0", value(count))
-            i = loop.__enter__()
+            indices.append(loop.__enter__())
             loops.append(loop)
-            for key, stride in zip("abcv", (sa, sb, sc, sv)):
-                offsets[key] = w.add(offsets[key], w.mul(i, value(stride)))
-        if spec.group:
-            int_call(w, spec, offsets)
-        else:
-            float_call(w, name, spec, offsets)
+        _call(w, name, spec, _offsets(w, spec, indices), serial=False)
         for loop in reversed(loops):
             loop.__exit__(None, None, None)
+        if split:
+            w.br(join)
+            w.block(join)
 
 
 def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
@@ -104,8 +169,10 @@ def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
     w.do(f"call void @xr_igemm_{unsigned}({', '.join(f'{t} {v}' for t, v in args)})")
 
 
-def float_call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str]) -> None:
-    """The call of the f32 GEMM."""
+def float_call(
+    w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], gemm: str = "@xr_sgemm"
+) -> None:
+    """The call of the f32 GEMM (`gemm`: its serial part on one thread of a batch split)."""
     a, b, c = (w.gep(f"%{k}", offsets[k]) for k in "abc")
     used = {"%s": spec.scale, "%t": spec.shift}
     vec = {n: w.gep(n, offsets["v"]) if used[n] else "null" for n in ("%s", "%t")}
@@ -126,7 +193,7 @@ def float_call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str]) ->
         ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
         ("ptr", f"@{name}.geo" if spec.window else "null"),
     ]  # fmt: skip
-    w.do(f"call void @xr_sgemm({', '.join(f'{t} {v}' for t, v in args)})")
+    w.do(f"call void {gemm}({', '.join(f'{t} {v}' for t, v in args)})")
 
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
@@ -140,7 +207,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
-        wrapper(w, name, spec, types)
+        wrapper(w, name, spec, types, threads)
     groups = {spec.group for spec, _ in specs.values()}
     runtime = ""
     if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use

@@ -26,7 +26,7 @@ from xrelay.dialects.relay import RelayOp
 from xrelay.errors import Error, ShapeError
 from xrelay.ir import location_str
 from xrelay.lowering.dynamic_sizes import DynamicUnsupported, SymbolSizes, is_dynamic_function
-from xrelay.lowering.relay_to_linalg import elementwise, nn, reduce, tensor
+from xrelay.lowering.relay_to_linalg import elementwise, nn, reduce, tensor, winograd
 from xrelay.lowering.relay_to_linalg.builder import Emitter, Lowering
 
 LOWERINGS: dict[type[RelayOp], Lowering] = {
@@ -34,6 +34,7 @@ LOWERINGS: dict[type[RelayOp], Lowering] = {
     **nn.LOWERINGS,
     **tensor.LOWERINGS,
     **reduce.LOWERINGS,
+    **winograd.LOWERINGS,
 }
 
 # The lowerings that handle dynamic dimensions (sizes from `Emitter.sizes`): an op with a

@@ -260,3 +260,30 @@ func.func @f(%x: tensor<2x3xf32>) {
   func.return
 }
 // CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.softmax' op has no attribute 'axsi' (its attributes: axis)
+
+// -----
+
+// relay.nn.winograd_input: a tile with no matrices.
+func.func @f(%x: tensor<1x8x8x8xf32>) {
+  %0 = relay.nn.winograd_input %x {tile = 3 : i64} : (tensor<1x8x8x8xf32>) -> tensor<25x1x8x2x3xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.winograd_input' op tile 3 is not one of [2, 4]
+
+// -----
+
+// relay.nn.winograd_output: an epilogue operand its flags do not name.
+func.func @f(%m: tensor<36x1x16x2x2xf32>, %b: tensor<16xf32>) {
+  %0 = relay.nn.winograd_output %m, %b {size = array<i64: 8, 8>} : (tensor<36x1x16x2x2xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.winograd_output' op takes 0 epilogue operands (none), got 1
+
+// -----
+
+// relay.nn.winograd_output: products that are not the tiles of the size.
+func.func @f(%m: tensor<36x1x16x2x2xf32>) {
+  %0 = relay.nn.winograd_output %m {size = array<i64: 9, 8>} : (tensor<36x1x16x2x2xf32>) -> tensor<1x16x9x8xf32>
+  func.return
+}
+// CHECK: nn-invalid.mlir:[[# @LINE - 3]]:3: error: 'relay.nn.winograd_output' op data tensor<36x1x16x2x2xf32> is not [36, N, K, 3, 2] (tile 4, size [9, 8])

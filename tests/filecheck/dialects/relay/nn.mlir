@@ -92,3 +92,14 @@ func.func @misc(%x: tensor<2x10xf32>) {
   %d = relay.nn.dropout %x : (tensor<2x10xf32>) -> tensor<2x10xf32>
   func.return
 }
+
+// Winograd transforms (made by winograd-convs): the input's tiles with one more per row;
+// the output with an epilogue (a shift vector and relu) and a crop to 7x7.
+// CHECK-LABEL: func.func @winograd
+func.func @winograd(%x: tensor<1x8x8x8xf32>, %m: tensor<16x2x16x4x4xf32>, %b: tensor<16xf32>) {
+  // CHECK: relay.nn.winograd_input %{{.*}} {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xf32>) -> tensor<36x1x8x2x3xf32>
+  %v = relay.nn.winograd_input %x {tile = 4 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x8xf32>) -> tensor<36x1x8x2x3xf32>
+  // CHECK: relay.nn.winograd_output %{{.*}}, %{{.*}} {tile = 2 : i64, size = array<i64: 7, 7>, shift = true, relu = true} : (tensor<16x2x16x4x4xf32>, tensor<16xf32>) -> tensor<2x16x7x7xf32>
+  %y = relay.nn.winograd_output %m, %b {tile = 2 : i64, size = array<i64: 7, 7>, shift = true, relu = true} : (tensor<16x2x16x4x4xf32>, tensor<16xf32>) -> tensor<2x16x7x7xf32>
+  func.return
+}

@@ -1,0 +1,156 @@
+"""`winograd-convs`: f32 3x3 convolutions with unit strides and dilation, one group and
+weights that are parameters, become Winograd's F(m x m, 3 x 3) (dialects/winograd.py):
+
+    %v = relay.nn.winograd_input %x {tile = m, padding = ...}    [alpha^2, C, T tiles]
+    %p = relay.nn.batch_matmul %u, %v                             [alpha^2, K, T]
+    %y = relay.nn.winograd_output %p {tile = m, size = [OH, OW]}  [N, K, OH, OW]
+
+where %u, a new parameter, is the weight transformed at build time ([alpha^2, K, C],
+`winograd.transform_weight`); select-kernels makes the batched product alpha^2 runtime
+GEMMs and prepack-weights packs %u. Each output then costs alpha^2 / m^2 products per
+input channel instead of 9 (2.25 for m = 4, 4 for m = 2), plus the transforms, which
+read and write the data a few times: a convolution is rewritten only when it has at least
+`MIN_CHANNELS` input and output channels and, with the tile chosen, at least `MIN_TILES`
+tiles (the GEMM's columns). The tile is 4 unless too few tiles of 4 cover the output.
+The chain of elementwise ops after the convolution that select-kernels would fold into a
+GEMM's epilogue (bias, batch norm, per-channel scale and shift, a residual add, relu;
+`select_kernels.Chain`) folds into the output transform's last loop instead.
+
+`winograd-convs{enabled=false}` keeps every convolution direct.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xrelay.dialects import relay, winograd
+from xrelay.dialects.kernel import GemmSpec
+from xrelay.lowering.context import add_parameter, release
+from xrelay.lowering.relay_to_linalg.builder import shape_of
+from xrelay.lowering.select_kernels import (
+    Anchor,
+    Chain,
+    declaration_cache,
+    gemm_declaration,
+    single_user,
+)
+from xrelay.signature import param_name
+
+WINOGRAD_ATTR = "xrelay.winograd"  # on a transformed weight's parameter: its source
+MIN_INPUT_CHANNELS = {4: 64, 2: 128}  # per tile: fewer make the products too thin
+MIN_OUTPUT_CHANNELS = 16
+MIN_TILES = 32  # tiles per term: the GEMM's columns
+
+
+def choose_tile(conv: relay.Conv2DOp) -> int | None:
+    """The tile m for `conv`, or None to keep it direct."""
+    a = conv.attrs
+    if (a.data_layout, a.kernel_layout) != ("NCHW", "OIHW") or a.groups != 1:
+        return None
+    if tuple(a.strides) != (1, 1) or tuple(a.dilation) != (1, 1):
+        return None
+    if not all(
+        isinstance(v.type, TensorType) and v.type.element_type == f32
+        for v in (conv.data, conv.weight, conv.result)
+    ):
+        return None
+    shape = [*shape_of(conv.data), *shape_of(conv.weight), *shape_of(conv.result)]
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    n, c, _, _, k, _, kh, kw, _, _, oh, ow = shape
+    if (kh, kw) != (3, 3) or k < MIN_OUTPUT_CHANNELS:
+        return None
+    for m in sorted(winograd.TILES, reverse=True):
+        tiles = n * winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
+        if tiles >= MIN_TILES and c >= MIN_INPUT_CHANNELS[m]:
+            return m
+    return None
+
+
+def product_spec(alpha2: int, n: int, c: int, k: int, th: int, tw: int) -> GemmSpec:
+    """The products of one convolution as one runtime GEMM declaration: per term and
+    image, U [K, C] times the tiles [C, TH x TW], B read through a 1x1 window over the
+    rows of tiles (TW of the TW + 1 in each; kernels/conv_pack.py)."""
+    ld, tiles = th * (tw + 1), th * tw
+    window = ((th, tw + 1), (1, 1), (1, 1), (1, 1), (0, 0), (th, tw))
+    batch = [(alpha2, k * c, n * c * ld, n * k * tiles, 0), (n, 0, c * ld, k * tiles, 0)]
+    batch = [loop for loop in batch if loop[0] > 1]
+    return GemmSpec(k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window)
+
+
+def winograd_convs(module: ModuleOp, ctx: Context) -> int:
+    """Rewrite the eligible convolutions of each function; returns how many."""
+    count = 0
+    cache = declaration_cache(module)
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        transformed: dict[tuple[str, int], SSAValue] = {}
+        for conv in [op for op in fn.walk() if isinstance(op, relay.Conv2DOp)]:
+            source = param_name(fn, conv.weight)
+            m = choose_tile(conv)
+            if source is None or m is None:
+                continue
+            alpha2 = (m + 2) ** 2
+            (k, c), (n, _, oh, ow) = shape_of(conv.weight)[:2], shape_of(conv.result)
+            key = (source, m)
+            if key not in transformed:
+                transformed[key] = add_parameter(
+                    fn,
+                    ctx,
+                    f"{source}.winograd{m}",
+                    TensorType(f32, [alpha2, k, c]),
+                    lambda s=source, m=m: winograd.transform_weight(ctx.params[s], m),
+                    {WINOGRAD_ATTR: StringAttr(source)},
+                )
+            u = transformed[key]
+            chain = Chain(Anchor(conv, conv.weight, conv.data, GemmSpec(), 1, k))
+            while (user := single_user(chain.value)) is not None and chain.extend(user):
+                pass
+            end = chain.ops[-1]
+            v = relay.WinogradInputOp(conv.data, tile=m, padding=list(conv.attrs.padding))
+            th, tw = winograd.tile_count(oh, m), winograd.tile_count(ow, m)
+            spec = product_spec(alpha2, n, c, k, th, tw)
+            prods = TensorType(f32, [alpha2, n, k, th, tw])
+            name = gemm_declaration(module, cache, spec, [u, v.result], prods)
+            p = func.CallOp(name, [u, v.result], [prods])
+            epilogue = [x for x in (chain.scale, chain.shift, chain.residual) if x is not None]
+            y = relay.WinogradOutputOp(
+                p.results[0],
+                *epilogue,
+                tile=m,
+                size=[oh, ow],
+                scale=chain.scale is not None,
+                shift=chain.shift is not None,
+                residual=chain.residual is not None,
+                relu=chain.relu,
+            )
+            for op in (*chain.pending, v, p, y):
+                op.location = conv.location
+            Rewriter.insert_op([*chain.pending, v, p, y], InsertPoint.before(end))
+            weight = conv.weight
+            chain.value.replace_all_uses_with(y.result)
+            for op in reversed(chain.ops):
+                Rewriter.erase_op(op)
+            if not weight.uses:  # only its transformed copy is read now
+                release(ctx, source)
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class WinogradConvs(ModulePass):
+    """3x3 stride-1 f32 convolutions -> Winograd transforms around a batched product.
+    Options: enabled=false keeps them direct."""
+
+    name = "winograd-convs"
+
+    enabled: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.enabled:
+            winograd_convs(op, ctx)

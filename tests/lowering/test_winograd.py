@@ -1,0 +1,202 @@
+"""Winograd convolutions (lowering/winograd_convs.py, dialects/winograd.py): the
+transforms against the reference, whole convolutions against the direct result within a
+stated error bound (tiles 2 and 4, cropped outputs, a batch, every epilogue the chain can
+fold, threads), which convolutions are rewritten, and the batched GEMM's split over
+threads (lowering/kernels/wrappers.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xrelay
+from xrelay.dialects import relay, winograd
+from xrelay.lowering import winograd_convs
+from xrelay.lowering.kernels.wrappers import batch_split
+
+from .jit_check import check_jit
+from .test_kernels import module, specs_after_selection
+
+F = "float32"
+
+# (N, C, H, W), padding: tiles that fit exactly, cropped outputs, asymmetric and no padding
+TRANSFORMS = [
+    ((1, 3, 8, 8), (1, 1, 1, 1)),
+    ((2, 4, 7, 9), (0, 0, 0, 0)),
+    ((1, 2, 5, 6), (1, 0, 2, 1)),
+    ((1, 1, 3, 3), (2, 2, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("tile", winograd.TILES)
+@pytest.mark.parametrize("case", TRANSFORMS, ids=lambda c: "x".join(map(str, c[0])))
+def test_transforms_match_the_reference(tile, case):
+    shape, pad = case
+    check_jit([(shape, F)], lambda x: relay.WinogradInputOp(x, tile=tile, padding=list(pad)))
+    n, _, h, w = shape
+    oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
+    prods = ((tile + 2) ** 2, n, 5, -(-oh // tile), -(-ow // tile))
+    check_jit(
+        [(prods, F), ((5,), F), ((n, 5, oh, ow), F)],
+        lambda p, s, r: relay.WinogradOutputOp(
+            p, s, r, tile=tile, size=[oh, ow], scale=True, residual=True, relu=True
+        ),
+    )
+
+
+def direct(x: np.ndarray, w: np.ndarray, pad) -> np.ndarray:
+    top, left, bottom, right = pad
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    oh, ow = xp.shape[2] - 2, xp.shape[3] - 2
+    y = np.zeros((x.shape[0], w.shape[0], oh, ow))
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("nchw,kc->nkhw", xp[:, :, i : i + oh, j : j + ow], w[:, :, i, j])
+    return y
+
+
+def conv_module(x_shape, k, pad, epilogue):
+    """conv2d (weight a parameter), then the epilogue ops named in `epilogue`."""
+    n, c, h, w = x_shape
+    oh, ow = h + pad[0] + pad[2] - 2, w + pad[1] + pad[3] - 2
+
+    def body(x, r, wv, g, b, mu, var):
+        make = {
+            "bn": lambda y: relay.BatchNormOp(y, g, b, mu, var),
+            "bias": lambda y: relay.BiasAddOp(y, b),
+            "residual": lambda y: relay.AddOp(y, r),
+            "relu": relay.ReluOp,
+        }
+        ops = [relay.Conv2DOp(x, wv, padding=list(pad))]
+        for kind in epilogue:
+            ops.append(make[kind](ops[-1].results[0]))
+        return ops
+
+    shapes = [x_shape, (n, k, oh, ow), (k, c, 3, 3), (k,), (k,), (k,), (k,)]
+    return module(shapes, 2, body), (n, k, oh, ow)
+
+
+def run_both(x_shape, k, pad, epilogue=(), tile=4, seed=0):
+    """(winograd output, direct output, the reference in f64, the GEMM specs, the scale of
+    the rounding: the largest sum of absolute products)."""
+    mod, out_shape = conv_module(x_shape, k, pad, epilogue)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(F)
+    res = rng.standard_normal(out_shape).astype(F)
+    w = (rng.standard_normal((k, x_shape[1], 3, 3)) / np.sqrt(9 * x_shape[1])).astype(F)
+    g, b, mu = (rng.standard_normal(k).astype(F) for _ in range(3))
+    var = (rng.random(k) + 0.5).astype(F)
+    params = {"x2": w, "x3": g, "x4": b, "x5": mu, "x6": var}
+    want = direct(x, w, pad)
+    for kind in epilogue:
+        if kind == "bn":
+            want = (want - mu[:, None, None]) * (g / np.sqrt(var + 1e-5))[:, None, None]
+            want += b[:, None, None]
+        elif kind == "bias":
+            want += b[:, None, None]
+        elif kind == "residual":
+            want += res
+        else:
+            want = np.maximum(want, 0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(winograd_convs, "MIN_TILES", 1)
+        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {2: 10**9, 4: 10**9, tile: 1})
+        got = xrelay.build(mod, dict(params), cache=False).run(x, res)[0]
+        specs = specs_after_selection(mod)
+    plain = xrelay.build(mod, dict(params), cache=False, kernels=False).run(x, res)[0]
+    return got, plain, want, specs, direct(np.abs(x), np.abs(w), pad).max()
+
+
+# error bounds relative to the largest sum of absolute products (what rounding scales
+# with): F(4x4, 3x3) in f32 loses a few bits to its larger transform coefficients
+BOUND = {2: 3e-7, 4: 5e-6}  # measured: 5-8e-8 and 0.8-1.1e-6
+
+
+@pytest.mark.parametrize("tile", winograd.TILES)
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((1, 16, 16, 16), 24, (1, 1, 1, 1)),  # tiles that fit
+        ((2, 20, 9, 10), 16, (1, 1, 1, 1)),  # a batch, cropped rows and columns
+        ((1, 16, 11, 7), 17, (0, 1, 2, 1)),  # asymmetric padding, odd channels
+        ((1, 300, 12, 12), 16, (1, 1, 1, 1)),  # C over one KC block of the GEMM
+    ],
+    ids=lambda c: "x".join(map(str, c[0])) if isinstance(c, tuple) else None,
+)
+def test_convolution_within_the_error_bound(tile, case):
+    x_shape, k, pad = case
+    got, plain, want, specs, scale = run_both(x_shape, k, pad, tile=tile)
+    assert np.abs(plain - want).max() / scale < 1e-6
+    assert np.abs(got - want).max() / scale < BOUND[tile]
+    (spec,) = specs
+    assert spec.batch[0][0] == (tile + 2) ** 2 and spec.m == k
+    assert spec.a_packed  # the transformed weights, packed at build time
+
+
+@pytest.mark.parametrize(
+    "epilogue",
+    [("bn", "relu"), ("bias", "residual", "relu"), ("bn", "residual"), ("relu",), ("bias",)],
+)
+@pytest.mark.parametrize("cropped", [False, True])
+def test_the_epilogue_folds_into_the_output_transform(epilogue, cropped):
+    x_shape = (1, 16, 9, 10) if cropped else (1, 16, 8, 12)
+    got, _, want, _, scale = run_both(x_shape, 16, (1, 1, 1, 1), epilogue)
+    assert np.abs(got - want).max() / scale < BOUND[4]
+    mod, _ = conv_module(x_shape, 16, (1, 1, 1, 1), epilogue)
+    work = mod.clone()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(winograd_convs, "MIN_TILES", 1)
+        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {2: 1, 4: 1})
+        xrelay.lowering.pipeline.lower(work, stop_after="winograd-convs")
+    # what is left on whole outputs is the output transform (the vectors' ops remain)
+    (last,) = [
+        op
+        for op in work.walk()
+        if op.name.startswith("relay.") and op.results and len(op.results[0].type.get_shape()) == 4
+    ]
+    assert isinstance(last, relay.WinogradOutputOp)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_the_terms_split_over_threads(monkeypatch, threads):
+    """36 terms x 2 images: threads take whole products (BATCH_SPLIT_MIN), 1-3 of them."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    got, _, want, (spec,), scale = run_both((2, 32, 12, 12), 40, (1, 1, 1, 1), ("bias", "relu"))
+    assert batch_split(spec, True)
+    assert np.abs(got - want).max() / scale < BOUND[4]
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, kwargs, tile",
+    [
+        ((1, 64, 32, 32), (32, 64, 3, 3), {}, 4),  # 64 tiles of 4
+        ((1, 128, 14, 14), (64, 128, 3, 3), {"padding": [1, 1, 1, 1]}, 2),  # 16 of 4, 49 of 2
+        ((1, 64, 14, 14), (64, 64, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # too few inputs
+        ((1, 32, 56, 56), (64, 32, 3, 3), {}, None),  # too few input channels for tile 4
+        ((1, 128, 7, 7), (128, 128, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # too few tiles
+        ((1, 64, 32, 32), (8, 64, 3, 3), {}, None),  # too few output channels
+        ((1, 64, 32, 32), (32, 64, 3, 3), {"strides": [2, 2]}, None),
+        ((1, 64, 32, 32), (32, 64, 3, 3), {"dilation": [2, 2]}, None),
+        ((1, 64, 32, 32), (32, 32, 3, 3), {"groups": 2}, None),
+        ((1, 64, 32, 32), (32, 64, 5, 5), {}, None),
+    ],
+)
+def test_which_convolutions_are_rewritten(x_shape, w_shape, kwargs, tile):
+    mod = module([x_shape, w_shape], 1, lambda x, w: [relay.Conv2DOp(x, w, **kwargs)])
+    (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
+    assert winograd_convs.choose_tile(conv) == tile
+
+
+def test_a_weight_that_is_not_a_parameter_stays_direct():
+    mod = module([(1, 64, 32, 32), (32, 64, 3, 3)], 2, lambda x, w: [relay.Conv2DOp(x, w)])
+    work = mod.clone()
+    xrelay.lowering.pipeline.lower(work, stop_after="winograd-convs")
+    assert any(isinstance(op, relay.Conv2DOp) for op in work.walk())
+
+
+def test_transformed_weights_match_the_definition():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(F)
+    for m in winograd.TILES:
+        g = winograd.filter_transform(m)
+        want = np.einsum("xi,kcij,yj->xykc", g, w.astype(np.float64), g).reshape(-1, 5, 3)
+        np.testing.assert_allclose(winograd.transform_weight(w, m), want, rtol=1e-6, atol=1e-7)
