@@ -13,9 +13,10 @@ packs rows k0 .. k0+kc and columns j0 .. j0+cols of B into `dst` in the layout
 `geo` points at 12 i64: H, W, KH, KW, SH, SW, DH, DW, PT, PL, OH, OW.
 
 Each panel is filled VW columns at a time. The columns of one chunk lie in one or more
-output rows; each row's share is one masked load (unit stride: consecutive input values)
-or a masked gather (other strides), masked to the lanes of that row whose input column
-and row are inside the input, so padding costs nothing but the mask.
+output rows; each row's share is one masked load (unit stride: consecutive input values),
+a masked load of twice as many values whose even ones it keeps (stride 2), or a masked
+gather (other strides), masked to the lanes of that row whose input column and row are
+inside the input, so padding costs nothing but the mask.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from xrelay.lowering.kernels.irtext import Writer
 
 GEO = ("H", "W", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "OH", "OW")
 
-# (the masked loads are declared by gemm.HEADER, which the edge tiles use too)
+# (the masked loads of one vector are declared by gemm.HEADER, which the edge tiles use too)
 HEADER = """
 declare <8 x float> @llvm.masked.gather.v8f32.v8p0(<8 x ptr>, i32, <8 x i1>, <8 x float>)
 declare <16 x float> @llvm.masked.gather.v16f32.v16p0(<16 x ptr>, i32, <16 x i1>, <16 x float>)
+declare <32 x float> @llvm.masked.load.v32f32.p0(ptr, i32, <32 x i1>, <32 x float>)
 """
 
 
@@ -40,6 +42,14 @@ def geometry(window: tuple[tuple[int, ...], ...]) -> list[int]:
 def pack_conv(w: Writer, nr: int, vw: int) -> None:
     """Emit @xr_pack_conv for panels of `nr` columns filled `vw` lanes at a time."""
     v, m, iv = f"<{vw} x float>", f"<{vw} x i1>", f"<{vw} x i32>"
+    v2 = f"<{2 * vw} x float>"
+    # mask lane l on value 2l, odd values off; the even values back to VW lanes
+    interleave = (
+        f"<{2 * vw} x i32> <"
+        + ", ".join(f"i32 {i // 2 if i % 2 == 0 else vw}" for i in range(2 * vw))
+        + ">"
+    )
+    evens = f"<{vw} x i32> <" + ", ".join(f"i32 {2 * i}" for i in range(vw)) + ">"
     iota = "<" + ", ".join(f"i32 {i}" for i in range(vw)) + ">"
     params = [("ptr", "%x"), ("ptr", "%geo"), ("i64", "%j0"), ("i64", "%k0"), ("i64", "%cols"),
               ("i64", "%kc"), ("ptr", "%dst")]  # fmt: skip
@@ -59,6 +69,7 @@ def pack_conv(w: Writer, nr: int, vw: int) -> None:
         ox0 = w.op(f"srem i64 %j0, {g['OW']}")
         panels = w.op(f"sdiv i64 {w.add('%cols', str(nr - 1))}, {nr}")
         unit = w.op(f"icmp eq i64 {g['SW']}, 1")
+        two = w.op(f"icmp eq i64 {g['SW']}, 2")
         w_v, sw_v = splat(i32(g["W"])), splat(i32(g["SW"]))
         cols_v = splat(i32("%cols"))
         with w.loop("k", "0", "%kc") as k:
@@ -112,6 +123,16 @@ def pack_conv(w: Writer, nr: int, vw: int) -> None:
                         f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {base}, i32 4, {m} {mask}, {v} {old})"
                     )
                     w.set(acc, loaded)
+                    w.br(join)
+                    w.block(other)
+                    pair, other, _ = w.if_else(two, "pair")
+                    w.block(pair)  # stride 2: lane l is value 2l of a run twice as long
+                    m2 = w.op(f"shufflevector {m} {mask}, {m} zeroinitializer, {interleave}")
+                    run = w.op(
+                        f"call {v2} @llvm.masked.load.v{2 * vw}f32.p0(ptr {base}, i32 4, <{2 * vw} x i1> {m2}, {v2} zeroinitializer)"
+                    )
+                    even = w.op(f"shufflevector {v2} {run}, {v2} poison, {evens}")
+                    w.set(acc, w.op(f"select {m} {mask}, {v} {even}, {v} {old}"))
                     w.br(join)
                     w.block(other)
                     lanes = w.op(f"sext {iv} {w.op(f'mul {iv} {iota}, {sw_v}')} to <{vw} x i64>")
