@@ -43,7 +43,7 @@ from xrelay.lowering.select_kernels import (
 from xrelay.signature import param_name
 
 WINOGRAD_ATTR = "xrelay.winograd"  # on a transformed weight's parameter: its source
-MIN_INPUT_CHANNELS = {4: 64, 2: 128}  # per tile: fewer make the products too thin
+MIN_INPUT_CHANNELS = {4: 16, 2: 64}  # per tile: fewer make the products too thin
 MIN_OUTPUT_CHANNELS = 16
 MIN_TILES = 32  # tiles per term: the GEMM's columns
 

@@ -170,8 +170,10 @@ def test_the_terms_split_over_threads(monkeypatch, threads):
     [
         ((1, 64, 32, 32), (32, 64, 3, 3), {}, 4),  # 64 tiles of 4
         ((1, 128, 14, 14), (64, 128, 3, 3), {"padding": [1, 1, 1, 1]}, 2),  # 16 of 4, 49 of 2
-        ((1, 64, 14, 14), (64, 64, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # too few inputs
-        ((1, 32, 56, 56), (64, 32, 3, 3), {}, None),  # too few input channels for tile 4
+        ((1, 64, 14, 14), (64, 64, 3, 3), {"padding": [1, 1, 1, 1]}, 2),
+        ((1, 48, 14, 14), (64, 48, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # C < 64 for 2
+        ((1, 16, 56, 56), (64, 16, 3, 3), {}, 4),
+        ((1, 8, 56, 56), (64, 8, 3, 3), {}, None),  # too few input channels
         ((1, 128, 7, 7), (128, 128, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # too few tiles
         ((1, 64, 32, 32), (8, 64, 3, 3), {}, None),  # too few output channels
         ((1, 64, 32, 32), (32, 64, 3, 3), {"strides": [2, 2]}, None),

@@ -31,9 +31,9 @@ func.func @main(%x: tensor<1x64x32x32xf32> {xrelay.name = "x"}, %w: tensor<32x64
 // CHECK-NOT:     relay.nn.winograd_input
 // CHECK-COUNT-3: func.call @xr_gemm_
 // CHECK-NOT:     relay.nn.winograd_input
-func.func @main(%x: tensor<1x64x32x32xf32> {xrelay.name = "x"}, %w: tensor<32x64x3x3xf32> {xrelay.name = "w", xrelay.param}, %s: tensor<1x32x32x32xf32> {xrelay.name = "s"}, %w2: tensor<32x32x3x3xf32> {xrelay.name = "w2", xrelay.param}, %w3: tensor<32x64x3x3xf32> {xrelay.name = "w3"}) -> (tensor<1x32x15x15xf32>, tensor<1x32x30x30xf32>, tensor<1x32x30x30xf32>) {
+func.func @main(%x: tensor<1x64x32x32xf32> {xrelay.name = "x"}, %w: tensor<32x64x3x3xf32> {xrelay.name = "w", xrelay.param}, %s: tensor<1x8x32x32xf32> {xrelay.name = "s"}, %w2: tensor<32x8x3x3xf32> {xrelay.name = "w2", xrelay.param}, %w3: tensor<32x64x3x3xf32> {xrelay.name = "w3"}) -> (tensor<1x32x15x15xf32>, tensor<1x32x30x30xf32>, tensor<1x32x30x30xf32>) {
   %a = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x64x32x32xf32>, tensor<32x64x3x3xf32>) -> tensor<1x32x15x15xf32>
-  %b = relay.nn.conv2d %s, %w2 : (tensor<1x32x32x32xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x30x30xf32>
+  %b = relay.nn.conv2d %s, %w2 : (tensor<1x8x32x32xf32>, tensor<32x8x3x3xf32>) -> tensor<1x32x30x30xf32>
   %c = relay.nn.conv2d %x, %w3 : (tensor<1x64x32x32xf32>, tensor<32x64x3x3xf32>) -> tensor<1x32x30x30xf32>
   func.return %a, %b, %c : tensor<1x32x15x15xf32>, tensor<1x32x30x30xf32>, tensor<1x32x30x30xf32>
 }
