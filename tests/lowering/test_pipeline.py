@@ -145,3 +145,37 @@ def test_llvm_target_on_unlowered_ir_is_one_line(tmp_path, capsys):
         "cannot translate to LLVM IR (run lower-to-llvm first): "
         "Conversion not implemented for op: func.func"
     )
+
+
+@pytest.mark.parametrize("each", [False, True])
+def test_invalid_ir_from_a_stage_is_reported(monkeypatch, each):
+    """A build verifies once, after the last stage; XRELAY_VERIFY_EACH=1 verifies after
+    every stage and names the first whose output is invalid."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import FunctionType
+    from xdsl.passes import ModulePass
+    from xrelay.lowering import pipeline
+
+    class Break(ModulePass):  # main's type says it returns nothing: its return disagrees
+        name = "break"
+
+        def apply(self, ctx, op):
+            for f in op.walk():
+                if isinstance(f, func.FuncOp) and f.sym_name.data == "main":
+                    f.function_type = FunctionType.from_lists(f.function_type.inputs.data, [])
+
+    stages = list(pipeline.STAGES)
+    stages.insert(stages.index(("fuse-elementwise", pipeline.FuseElementwise)), ("break", Break))
+    monkeypatch.setattr(pipeline, "STAGES", stages)
+    monkeypatch.setattr(pipeline, "STAGE_NAMES", [n for n, _ in stages])
+    if each:
+        monkeypatch.setenv("XRELAY_VERIFY_EACH", "1")
+    module = parse_module(REMAINDER)
+    with pytest.raises(xrelay.VerificationError) as info:
+        lower(module, stop_after="fuse-elementwise")
+    message = str(info.value)
+    assert "'func.return' op" in message
+    if each:
+        assert message.endswith("(after stage 'break')")
+    else:
+        assert "after stage 'fuse-elementwise'; XRELAY_VERIFY_EACH=1 finds the first" in message
