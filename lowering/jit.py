@@ -1,4 +1,4 @@
-"""LLVM IR -> native code with llvmlite: O3 for the host CPU (in a worker process:
+"""LLVM IR -> native code with llvmlite: O2 for the host CPU (in a worker process:
 lowering/compile_worker.py), MCJIT, and `Library`, the
 object that owns the engine, module and target machine for as long as it lives (so the
 garbage collector never unmaps code that may still be called).
@@ -151,7 +151,7 @@ def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
     """The LLVM module of an llvm-dialect module, linked with the runtime it carries
     (`xrelay.runtime`, emit-runtime). Every function but `main` is a kernel: it is never
     inlined (LLVM would otherwise fold every kernel called once back into main, whose size
-    then makes O3 several times slower), and its buffer arguments are `noalias` (a kernel
+    then makes optimizing it several times slower), and its buffer arguments are `noalias` (a kernel
     writes only fresh buffers no other argument reaches), so loops vectorize without
     run-time overlap checks. Raises `xrelay.Error` on a module not lowered to the llvm
     dialect."""
