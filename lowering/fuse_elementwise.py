@@ -13,6 +13,11 @@ A producer P fuses into a consumer C when
   iterate the same domain with the same loop variables (then P's input maps, broadcasts
   and transposes included, stay valid in C).
 The fused op takes C's other inputs and P's inputs; its body is P's body feeding C's.
+Loop sizes come from the operands a loop indexes alone, so the fused op must keep, for
+every loop, such an operand of the domain's size: a producer read only through
+`tensor.extract` (padding, concatenation) fused into a pad's copy (which writes the
+interior of a larger, filled result) would leave only that result, and the loops would
+run over the padding too; such a pair stays apart.
 Everything else (reductions, GEMM calls, ops read through a non-identity map or by several
 users) is left as it is.
 """
@@ -22,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import AffineMapAttr, ModuleOp
+from xdsl.dialects.builtin import AffineMapAttr, ModuleOp, ShapedType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.ir import Block, Operation, Region
-from xdsl.ir.affine import AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -56,7 +61,34 @@ def _fusible_producer(consumer: linalg.GenericOp, index: int) -> linalg.GenericO
     p_block = producer.body.block
     if p_block.args[-1].uses:  # reads its output: not elementwise
         return None
+    if not _sizes_kept(producer, consumer, index):
+        return None
     return producer
+
+
+def _sizes_kept(producer: linalg.GenericOp, consumer: linalg.GenericOp, index: int) -> bool:
+    """Do the fused op's operands still give every loop its size, the consumer's domain
+    (the producer's result shape)? Each loop must be indexed alone by some operand, and
+    every operand indexed by a loop alone must have that size there (a pad's copy writes
+    its result's interior: its result is larger than its domain)."""
+    domain = producer.results[0].type.get_shape()
+    c_maps = consumer.indexing_maps.data
+    kept = [
+        (v, m)
+        for i, (v, m) in enumerate(zip([*consumer.inputs, *consumer.outputs], c_maps))
+        if i != index
+    ]
+    kept += list(zip(producer.inputs, producer.indexing_maps.data))
+    sized = set()
+    for value, m in kept:
+        shape = value.type.get_shape() if isinstance(value.type, ShapedType) else ()
+        for axis, r in enumerate(m.data.results):
+            if isinstance(r, AffineDimExpr):
+                size, want = shape[axis], domain[r.position]
+                if size != want and min(size, want) >= 0:
+                    return False
+                sized.add(r.position)
+    return len(sized) == len(domain)
 
 
 def fuse_pair(

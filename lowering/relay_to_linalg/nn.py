@@ -1,6 +1,6 @@
 """Lowerings of dialects/relay/nn.py.
 
-Window ops (conv, pool) pad their input first (a gather-style generic), then run one
+Window ops (conv, pool) pad their input first (a fill, then a copy into its interior), then run one
 linalg.generic whose maps are plain affine: every loop dimension appears alone in some
 operand's map, so loop bounds follow from shapes. Grouped convolutions view data, weight
 and result with an explicit group axis (reshapes are free views); pools and lrn take a
@@ -66,6 +66,15 @@ def pad_spatial(
     static_spatial(shape, lead)
     out = shape[:lead] + [s + b + t for s, b, t in zip(shape[lead:], begins, ends)]
     elem = x.type.element_type
+    if min(*begins, *ends) >= 0:
+        rank = len(shape)
+        d = dims(rank)
+        at = amap(rank, [d[i] + (begins[i - lead] if i >= lead else 0) for i in range(rank)])
+        filled = e.full(out, elem, fill)
+        (y,) = e.generic(
+            [x], [identity(rank)], [filled], [at], ["parallel"] * rank, lambda b: b.args[0]
+        )
+        return y
 
     def body(b: Body) -> SSAValue:
         idx = [b.idx(k) for k in range(len(shape))]
