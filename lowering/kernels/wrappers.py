@@ -78,15 +78,22 @@ def _call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], serial:
         float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
 
 
+def batch_iterations(spec: GemmSpec) -> int | None:
+    """How many products the batch loops make, or None when a count is a run-time size."""
+    total = 1
+    for count, *_ in spec.batch:
+        if count <= 0:
+            return None
+        total *= count
+    return total
+
+
 def batch_split(spec: GemmSpec, threads: bool) -> bool:
     """Do threads take whole batch iterations (each product then on one thread)? With
     enough static iterations: one handoff instead of one per product, whose sizes (a
     Winograd term, an attention head) are often too small to split well."""
-    counts = [loop[0] for loop in spec.batch]
-    total = 1
-    for c in counts:
-        total *= c
-    return threads and not spec.group and all(c > 0 for c in counts) and total >= BATCH_SPLIT_MIN
+    total = batch_iterations(spec)
+    return threads and not spec.group and total is not None and total >= BATCH_SPLIT_MIN
 
 
 def wrapper(
@@ -112,9 +119,7 @@ def wrapper(
                     f"{p} = inttoptr i64 {raw} to ptr" if t == "ptr" else f"{p} = add i64 {raw}, 0"
                 )
             tid, nt = team(w)
-            total = 1
-            for loop in spec.batch:
-                total *= loop[0]
+            total = batch_iterations(spec)
             lo = w.op(f"sdiv i64 {w.mul(tid, str(total))}, {nt}")
             hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), str(total))}, {nt}")
             with w.loop("it", lo, hi) as it:

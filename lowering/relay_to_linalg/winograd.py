@@ -97,19 +97,22 @@ def lower_winograd_output(e: Emitter, op: relay.WinogradOutputOp) -> SSAValue:
     prods = view(e, op.data, [alpha, alpha, n, k, th * tw])
     # s[y, b, n, k, t] = sum_a AT[y, a] M[a, b, n, k, t]
     _, bi, ni, ki, t = dims(5)
-    reads = [[a, bi, ni, ki, t] for a in range(alpha)]
+    reads = [[term, bi, ni, ki, t] for term in range(alpha)]
     s = _transform(e, at, 0, prods, reads, [m, alpha, n, k, th * tw])
     s = view(e, s, [m, alpha, n, k, th, tw])
     # out[n, k, i, y, j, x] = sum_b AT[x, b] s[y, b, n, k, i, j], row-major [n, k, m*i + y,
     # m*j + x]: the epilogue reads its vectors and residual there unless the crop follows
-    a = op.attrs
+    attrs = op.attrs
     operands = iter(op.epilogue)
-    scale, shift, residual = (next(operands) if f else None for f in (a.scale, a.shift, a.residual))
+    used = (attrs.scale, attrs.shift, attrs.residual)
+    scale, shift, residual = (next(operands) if f else None for f in used)
     cropped = (th * m, tw * m) != (oh, ow)
     ni, ki, i, y, j, xx = dims(6)
     reads = [[y, bb, ni, ki, i, j] for bb in range(alpha)]
-    where = {scale: [ki], shift: [ki], residual: [ni, ki, i * m + y, j * m + xx]}
-    extra = [] if cropped else [(v, where[v]) for v in (scale, shift, residual) if v is not None]
+    at_out = [ni, ki, i * m + y, j * m + xx]
+    extra = [(v, [ki]) for v in (scale, shift) if v is not None]
+    extra += [(residual, at_out)] if residual is not None else []
+    extra = [] if cropped else extra
 
     def finish(b: Body, value: SSAValue, *args: SSAValue) -> SSAValue:
         values = iter(args)
@@ -119,7 +122,7 @@ def lower_winograd_output(e: Emitter, op: relay.WinogradOutputOp) -> SSAValue:
             value = b.binary("add", value, next(values))
         if residual is not None:
             value = b.binary("add", value, next(values))
-        return scalar_unary(b, "relu", value) if a.relu else value
+        return scalar_unary(b, "relu", value) if attrs.relu else value
 
     full = _transform(e, at, 5, s, reads, [n, k, th, m, tw, m], extra, None if cropped else finish)
     out = view(e, full, [n, k, th * m, tw * m])
