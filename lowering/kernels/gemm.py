@@ -44,7 +44,7 @@ from collections.abc import Callable
 from xrelay.lowering.kernels.conv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.conv_pack import pack_conv
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.kernels.parallel import team
+from xrelay.lowering.kernels.parallel import launch, team, unpack
 
 MR = 6
 KC, MC, NC = 256, 144, 1024
@@ -487,10 +487,7 @@ def split_entry(
     worker = f"{name}_worker"
     if threads:
         with w.function("void", worker, [("ptr", "%ctx")]):
-            vals = {}
-            for k, (t, p) in enumerate(params):
-                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
-                vals[p] = raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr")
+            vals = dict(zip((p for _, p in params), unpack(w, params)))
             tid, nt = team(w)
             split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
             by_m = w.op(f"icmp ne i64 {split}, 0")
@@ -521,16 +518,11 @@ def split_entry(
         w.do(f"call void {serial}({names})")
         w.br(join)
         w.block(other)
-        ctx = w.op(f"alloca [{n + 1} x i64], align 8")
-        for k, (t, p) in enumerate(params):
-            raw = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
-            w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
         mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
         ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
         by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')}, {w.op('icmp sgt i64 %M, 3')}")
-        w.do(f"store i64 {w.op(f'zext i1 {by_m} to i64')}, ptr {w.gep(ctx, str(n), 'i64')}")
         team_size = w.op(f"trunc i64 {threads_now} to i32")
-        w.do(f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {team_size}, i32 0)")
+        launch(w, worker, params, team_size, [w.op(f"zext i1 {by_m} to i64")])
         w.br(join)
         w.block(join)
 

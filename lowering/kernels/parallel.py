@@ -77,6 +77,39 @@ def parameters(types: list[Attribute]) -> tuple[list[tuple[str, str]], dict[tupl
     return params, sizes
 
 
+def launch(
+    w: Writer, worker: str, params: list[tuple[str, str]], team_size: str, extra: list[str] = ()
+) -> None:
+    """Run `worker` on `team_size` (an i32) threads of the pool; its context array holds
+    `params` (pointers as integers), then the i64 values `extra`."""
+    ctx = w.alloca(f"[{max(len(params) + len(extra), 1)} x i64]", "ctx")
+    values = [p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64") for t, p in params]
+    for k, value in enumerate([*values, *extra]):
+        w.do(f"store i64 {value}, ptr {w.gep(ctx, str(k), 'i64')}")
+    w.do(f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {team_size}, i32 0)")
+
+
+def unpack(w: Writer, params: list[tuple[str, str]], named: bool = False) -> list[str]:
+    """In a worker: the values `launch` stored for `params`, read from %ctx (`named`: each
+    defined under its parameter's name)."""
+    values = []
+    for k, (t, p) in enumerate(params):
+        slot = w.gep("%ctx", str(k), "i64")
+        if named and t == "i64":
+            w.do(f"{p} = load i64, ptr {slot}")
+            values.append(p)
+            continue
+        raw = w.op(f"load i64, ptr {slot}")
+        if t == "i64":
+            values.append(raw)
+        elif named:
+            w.do(f"{p} = inttoptr i64 {raw} to ptr")
+            values.append(p)
+        else:
+            values.append(w.op(f"inttoptr i64 {raw} to ptr"))
+    return values
+
+
 def entry(
     w: Writer, name: str, body: str, extent: Any, types: list[Attribute], threads: bool
 ) -> None:
@@ -97,10 +130,7 @@ def entry(
     names = [n for _, n in params]
     if threads:
         with w.function("void", f"@{name}.worker", [("ptr", "%ctx")]):
-            args = []
-            for i, (t, _) in enumerate(params):
-                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(i), 'i64')}")
-                args.append(raw if t == "i64" else w.op(f"inttoptr i64 {raw} to ptr"))
+            args = unpack(w, params)
             tid, nt = team(w)
             n = total(args)
             lo = w.op(f"sdiv i64 {w.mul(tid, n)}, {nt}")
@@ -119,11 +149,7 @@ def entry(
             many = w.op(f"and i1 {many}, {w.op(f'icmp sge i64 {work}, {MIN_ITERATIONS}')}")
         pool, alone, join = w.if_else(many, "pool")
         w.block(pool)
-        ctx = w.alloca(f"[{max(len(params), 1)} x i64]", "ctx")
-        for i, (t, p) in enumerate(params):
-            value = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
-            w.do(f"store i64 {value}, ptr {w.gep(ctx, str(i), 'i64')}")
-        w.do(f"call void @GOMP_parallel(ptr @{name}.worker, ptr {ctx}, i32 {count}, i32 0)")
+        launch(w, f"@{name}.worker", params, count)
         w.br(join)
         w.block(alone)
         call("0", n, names)

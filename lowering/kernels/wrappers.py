@@ -14,7 +14,7 @@ from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
 from xrelay.lowering.kernels import gemm, igemm
 from xrelay.lowering.kernels.conv_pack import GEO, geometry
 from xrelay.lowering.kernels.irtext import Writer
-from xrelay.lowering.kernels.parallel import parallel_ir, pool_ir, team
+from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
 from xrelay.lowering.plan_buffers import arena_definitions
 from xrelay.lowering.select_kernels import KERNEL_ATTR
 from xrelay.lowering.to_llvm import dynamic_count
@@ -113,11 +113,7 @@ def wrapper(
     split = batch_split(spec, threads)
     if split:  # thread t of T runs batch iterations [total*t/T, total*(t+1)/T)
         with w.function("void", f"@{name}.worker", [("ptr", "%ctx")]):
-            for k, (t, p) in enumerate(params):
-                raw = w.op(f"load i64, ptr {w.gep('%ctx', str(k), 'i64')}")
-                w.do(
-                    f"{p} = inttoptr i64 {raw} to ptr" if t == "ptr" else f"{p} = add i64 {raw}, 0"
-                )
+            unpack(w, params, named=True)  # the names the call below reads
             tid, nt = team(w)
             total = batch_iterations(spec)
             lo = w.op(f"sdiv i64 {w.mul(tid, str(total))}, {nt}")
@@ -133,11 +129,7 @@ def wrapper(
             count = w.op("load i32, ptr @xr_num_threads")
             pool, alone, join = w.if_else(w.op(f"icmp sgt i32 {count}, 1"), "pool")
             w.block(pool)
-            ctx = w.alloca(f"[{len(params)} x i64]", "ctx")
-            for k, (t, p) in enumerate(params):
-                raw = p if t == "i64" else w.op(f"ptrtoint ptr {p} to i64")
-                w.do(f"store i64 {raw}, ptr {w.gep(ctx, str(k), 'i64')}")
-            w.do(f"call void @GOMP_parallel(ptr @{name}.worker, ptr {ctx}, i32 {count}, i32 0)")
+            launch(w, f"@{name}.worker", params, count)
             w.br(join)
             w.block(alone)
         loops = []
