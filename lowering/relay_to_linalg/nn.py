@@ -1,8 +1,8 @@
 """Lowerings of dialects/relay/nn.py.
 
-Window ops (conv, pool) pad their input first (a fill, then a copy into its interior), then run one
-linalg.generic whose maps are plain affine: every loop dimension appears alone in some
-operand's map, so loop bounds follow from shapes. Grouped convolutions view data, weight
+Window ops (conv, pool) pad their input first (a fill, then a copy into its interior),
+then run one linalg.generic whose maps are plain affine: every loop dimension appears alone
+in some operand's map, so loop bounds follow from shapes. Grouped convolutions view data, weight
 and result with an explicit group axis (reshapes are free views); pools and lrn take a
 window-shaped dummy operand that carries the window's bounds, as MLIR's pooling ops do.
 """
@@ -58,7 +58,10 @@ def static_spatial(shape: Sequence[Dim], lead: int = 2) -> None:
 def pad_spatial(
     e: Emitter, x: SSAValue, begins: list[int], ends: list[int], fill: float
 ) -> SSAValue:
-    """Pad the trailing len(begins) axes of x with `fill` (ends may include ceil-mode cells)."""
+    """Pad the trailing len(begins) axes of x with `fill` (ends may include ceil-mode cells):
+    a fill, then a copy of x into it at the offsets (unit-stride loops on both sides; a
+    select per element with clamped reads made LLVM gather). Negative widths (a
+    convolution's padding that crops) keep the select form."""
     if not any(begins) and not any(ends):
         return x
     shape = list(shape_of(x))
