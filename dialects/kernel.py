@@ -123,7 +123,10 @@ class GemmSpec:
 
     `group` != 0: the 8-bit GEMM (lowering/kernels/igemm.py, qnn-int-products): A and B
     are bytes, the data u8 (s8 when `flip`: read xor 0x80), the weight s8 packed in words of
-    `group` values; C is i32; the epilogue is the shift alone, an i32 vector."""
+    `group` values; C is i32; the epilogue is the shift, an i32 vector. With `requantize`
+    (and `scale`: the f32 multipliers) the declaration has a second result, the bytes
+    clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
+    partial sums only."""
 
     m: int = 0
     n: int = 0
@@ -145,6 +148,10 @@ class GemmSpec:
     npad: int = 0
     group: int = 0
     flip: bool = False
+    requantize: bool = False
+    out_zero_point: int = 0
+    out_min: int = 0
+    out_max: int = 0
     window: tuple[tuple[int, ...], ...] = ()
 
 

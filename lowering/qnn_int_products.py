@@ -13,8 +13,14 @@ w_s the s8 weight. The product xu . w_s is exact in i32 (K <= 65,536); the corre
 parameter computed at build time when zx is a constant, relay ops on the run-time zero
 point otherwise (dynamic quantization). A convolution gathers its data into columns first,
 padding with zx (what qnn.conv2d pads with); a 1x1 unit-stride one reads its data in place.
-The result is the i32 tensor qnn.dense / qnn.conv2d gives, bit for bit; requantization
-stays with qnn-legalize.
+The result is the i32 tensor qnn.dense / qnn.conv2d gives, bit for bit. Where that tensor
+only feeds (a constant i32 `bias_add`, then) a `qnn.requantize` rounding half to even with
+constant parameters (then perhaps a `clip`, a fused relu), the kernel requantizes in its
+epilogue and the call gives the bytes (`requantize` in its spec): the bias and the input
+zero point join the correction vector, the multipliers in_scale / out_scale are an f32
+parameter computed as qnn-legalize computes them, and the clip narrows the clamp; the i32
+result stays as the kernel's scratch for the partial sums of K blocks. Other
+requantizations stay with qnn-legalize.
 
 The weight's words follow the kernel: G = 4 values per 32-bit word with AVX-512 VNNI
 (`vpdpbusd`), else G = 2 (i16, `vpmaddwd`); options `group` and `vector-width` (0: the
@@ -24,13 +30,13 @@ does. What does not match stays for qnn-float-products and qnn-legalize.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i8, i16, i32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType, i8, i16, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects import qnn, relay
@@ -38,6 +44,7 @@ from xrelay.dialects.constants import constant_value
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.dtypes import dense_from_numpy, numpy_dtype
 from xrelay.dialects.kernel import GemmAttr, GemmSpec
+from xrelay.dialects.qnn.base import dtype_range
 from xrelay.lowering.context import release
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
@@ -46,7 +53,7 @@ from xrelay.lowering.kernels.prepack import pack_words, padded
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
 from xrelay.lowering.qnn_float_products import Rewrite, Weights
 from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
-from xrelay.lowering.select_kernels import KERNEL_ATTR, size_arguments
+from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user, size_arguments
 from xrelay.signature import param_name
 
 MAX_K = 1 << 16  # 255 * 128 * K stays below 2^31
@@ -81,6 +88,77 @@ def _columns(site: Rewrite, sizes: SymbolSizes | None, x: SSAValue, pad: int) ->
         return b.select(ok, value, b.args[0])
 
     return Emitter(op, sizes).map([fill], [n, c, kh, kw, oh, ow], elem, body)
+
+
+@dataclass
+class Requantize:
+    """What follows a product and folds into its kernel: `ops` (bias_add?, requantize,
+    clip?) in order, the i32 vector `add` per output channel (bias minus the requantize's
+    input zero point), the f32 `multipliers`, the output's zero point and clamp."""
+
+    ops: list[Operation] = field(default_factory=list)
+    add: np.ndarray | None = None
+    multipliers: np.ndarray | None = None
+    zero_point: int = 0
+    lo: int = 0
+    hi: int = 0
+    dtype: Attribute | None = None
+
+
+def _per_channel(value: SSAValue, rows: int, rank: int, axis: int, channel: int):
+    """A constant that is a scalar or a vector along the channel axis, as [rows] (None
+    otherwise)."""
+    array = constant_value(value)
+    if array is None or array.ndim > 1:
+        return None
+    if array.ndim == 1 and (array.shape[0] != rows or axis % rank != channel):
+        return None
+    return np.broadcast_to(array, (rows,))
+
+
+def requantize_chain(op: qnn.ProductOp, rows: int, channel: int) -> Requantize | None:
+    """The bias_add -> requantize -> clip after `op` that its kernel can do, or None."""
+    out = op.results[0]
+    rank = len(shape_of(out))
+    chain = Requantize(add=np.zeros(rows, np.int64))
+    user = single_user(out)
+    if isinstance(user, relay.BiasAddOp):
+        bias = constant_value(user.operands[1])
+        if bias is None or bias.shape != (rows,) or user.attrs.axis % rank != channel:
+            return None
+        if user.operands[0] is not out:
+            return None
+        chain.add = chain.add + np.asarray(bias, np.int64)
+        chain.ops.append(user)
+        user = single_user(user.results[0])
+    if not isinstance(user, qnn.RequantizeOp) or user.attrs.rounding != "half_to_even":
+        return None
+    a = user.attrs
+    if not (isinstance(a.out_dtype, IntegerType) and a.out_dtype.width.data == 8):
+        return None  # the kernel writes bytes
+    in_scale = _per_channel(user.input_scale, rows, rank, a.axis, channel)
+    in_zp = _per_channel(user.input_zero_point, rows, rank, a.axis, channel)
+    out_scale, out_zp = constant_value(user.output_scale), constant_value(user.output_zero_point)
+    if in_scale is None or in_zp is None or out_scale is None or out_zp is None:
+        return None
+    if out_scale.ndim or out_zp.ndim or in_scale.dtype != np.float32:
+        return None
+    chain.ops.append(user)
+    chain.add = chain.add - np.asarray(in_zp, np.int64)
+    # qnn-legalize: f32(acc - in_zp) * (in_scale / out_scale), divided in f32
+    chain.multipliers = (in_scale / np.float32(out_scale)).astype(np.float32)
+    chain.zero_point = int(out_zp)
+    chain.dtype = a.out_dtype
+    chain.lo, chain.hi = dtype_range(a.out_dtype)
+    clip = single_user(user.results[0])
+    if isinstance(clip, relay.ClipOp):
+        lo, hi = clip.attrs.a_min, clip.attrs.a_max
+        if lo == int(lo) and hi == int(hi) and max(chain.lo, lo) <= min(chain.hi, hi):
+            chain.lo, chain.hi = max(chain.lo, int(lo)), min(chain.hi, int(hi))
+            chain.ops.append(clip)
+    if not np.all(np.isfinite(chain.multipliers)):
+        return None
+    return chain
 
 
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
@@ -165,11 +243,15 @@ def rewrite_product(
     )
     flip = x_dtype.kind == "i"
     correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
+    chain = (
+        requantize_chain(op, rows, 1 if conv else len(out_shape) - 1) if zx is not None else None
+    )
     if zx is not None:
         zu = int(zx) + (128 if flip else 0)
-        if zu != 0:
+        add = chain.add if chain is not None else np.zeros(rows, np.int64)
+        if zu != 0 or np.any(add):
             correction = weights.add(
-                f"{stem}.correction", (rows,), lambda: -zu * weight_sums(), i32
+                f"{stem}.correction", (rows,), lambda: add - zu * weight_sums(), i32
             )
     else:
         sums = weights.add(f"{stem}.sums", (rows,), weight_sums, i32)
@@ -184,14 +266,32 @@ def rewrite_product(
     else:
         args = [op.data, packed_arg]
     spec = replace(spec, shift=correction is not None, group=group, flip=flip)
+    if chain is not None:
+        assert chain.multipliers is not None and chain.dtype is not None
+        multipliers = chain.multipliers
+        args.append(weights.add(f"{stem}.multipliers", (rows,), lambda: multipliers))
+        spec = replace(
+            spec, scale=True, requantize=True, out_zero_point=chain.zero_point,
+            out_min=chain.lo, out_max=chain.hi,
+        )  # fmt: skip
     args += [correction] if correction is not None else []
     args += [sizes.value(d) for d in exprs] if sizes is not None else []
-    result_type = op.results[0].type
-    decl = func.FuncOp.external(f"xr_igemm_{names[0]}", [v.type for v in args], [result_type])
+    result_types = [op.results[0].type]
+    if chain is not None:  # the i32 result: the kernel's scratch for partial sums
+        out = chain.ops[-1].results[0].type
+        assert isinstance(out, TensorType)
+        result_types.append(out)
+    decl = func.FuncOp.external(f"xr_igemm_{names[0]}", [v.type for v in args], result_types)
     decl.attributes[KERNEL_ATTR] = GemmAttr(spec)
     module.body.block.add_op(decl)
-    y = site.emit(func.CallOp(decl.sym_name.data, args, [result_type]))
-    op.results[0].replace_all_uses_with(y)
+    call = func.CallOp(decl.sym_name.data, args, result_types)
+    site.emit(call)
+    if chain is not None:
+        chain.ops[-1].results[0].replace_all_uses_with(call.results[1])
+        for done in reversed(chain.ops):
+            Rewriter.erase_op(done)
+    else:
+        op.results[0].replace_all_uses_with(call.results[0])
     weight = op.weight.owner
     Rewriter.erase_op(op)
     if isinstance(weight, relay.TransposeOp) and not weight.results[0].uses:

@@ -8,9 +8,16 @@ as LLVM IR text and linked into every compiled model that calls it (qnn-int-prod
                       ptr trow, ptr tcol,          i32 added per row / per column, or null
                       i64 apk, i64 mpad, i64 arow0,  A prepacked (apk != 0)
                       i64 bpk, i64 npad, i64 bcol0,  B prepacked
-                      i64 flip)                    0x80: the data's bytes are s8 (xor makes u8)
+                      i64 flip,                    0x80: the data's bytes are s8 (xor makes u8)
+                      ptr Q, ptr qrow, ptr qcol,   requantized bytes, or Q null: C alone
+                      i64 qzp, i64 qlo, i64 qhi)
 
     C = A @ B + trow[i] + tcol[j], exactly (i32; K <= 65,536 keeps every sum in range)
+
+With Q, the last K block writes Q[i*ldc + j] = clamp(roundeven(f32(C[i, j]) * m) + qzp,
+qlo, qhi) as bytes instead of C (m = qrow[i] or qcol[j], f32; the null one reads as 1.0):
+qnn.requantize rounding half to even, as qnn-legalize writes it, in the tile's registers.
+C then holds only the partial sums of earlier K blocks (untouched when K fits in one).
 
 `<u>` names the unsigned operand, the data: `a` for dense products (A is the data, B the
 weight), `b` for convolutions (A is the weight, B the im2col columns). The data's bytes are
@@ -44,12 +51,20 @@ PARAMS = [
     ("i64", "%apk"), ("i64", "%mpad"), ("i64", "%arow0"),
     ("i64", "%bpk"), ("i64", "%npad"), ("i64", "%bcol0"),
     ("i64", "%flip"),
+    ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"),
+    ("i64", "%qzp"), ("i64", "%qlo"), ("i64", "%qhi"),
 ]  # fmt: skip
 
 HEADER = """
 declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, <16 x i32>)
+declare float @llvm.roundeven.f32(float)
+declare <8 x float> @llvm.roundeven.v8f32(<8 x float>)
+declare <16 x float> @llvm.roundeven.v16f32(<16 x float>)
 @xr_izeros = internal constant [32 x i32] zeroinitializer, align 64
-"""
+@xr_iones = internal constant [32 x float] [REPLACE_ONES], align 64
+""".replace("REPLACE_ONES", ", ".join(["float 1.0"] * 32))
+
+REQUANT = [("float", "%qzp"), ("float", "%qlo"), ("float", "%qhi")]  # as the tiles take them
 
 
 def iv(vw: int) -> str:
@@ -79,13 +94,36 @@ def multiply_add(w: Writer, acc: str, a: str, b: str, vw: int, group: int, unsig
     return w.op(f"add {v} {acc}, {w.op(f'add {v} {e}, {o}')}")
 
 
+def requantize(w: Writer, acc: str, m: str, n: int) -> str:
+    """The bytes of accumulators `acc` (i32, `n` lanes or a scalar for n = 0) times the
+    multipliers `m` (f32 of the same shape), rounded half to even, plus %qzp, clamped to
+    [%qlo, %qhi] (f32 values of the tile function's parameters)."""
+    f, i, b, c = (f"<{n} x {e}>" if n else e for e in ("float", "i32", "i8", "i1"))
+    rnd = f"@llvm.roundeven.v{n}f32" if n else "@llvm.roundeven.f32"
+
+    def splat(x: str) -> str:
+        if not n:
+            return x
+        v = w.op(f"insertelement {f} poison, float {x}, i64 0")
+        return w.op(f"shufflevector {f} {v}, {f} poison, <{n} x i32> zeroinitializer")
+
+    x = w.op(f"fmul {f} {w.op(f'sitofp {i} {acc} to {f}')}, {m}")
+    x = w.op(f"fadd {f} {w.op(f'call {f} {rnd}({f} {x})')}, {splat('%qzp')}")
+    lo, hi = splat("%qlo"), splat("%qhi")
+    x = w.op(f"select {c} {w.op(f'fcmp olt {f} {x}, {lo}')}, {f} {lo}, {f} {x}")
+    x = w.op(f"select {c} {w.op(f'fcmp ogt {f} {x}, {hi}')}, {f} {hi}, {f} {x}")
+    return w.op(f"trunc {i} {w.op(f'fptosi {f} {x} to {i}')} to {b}")
+
+
 def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
     """xr_iukr_<u>: C[6 x NR] (+)= Ap[kcg words x 6] times Bp[kcg words x NR], then adds
-    trow / tcol when %epi != 0."""
+    trow / tcol when %epi != 0; with %q (not null) the tile is requantized into Q's bytes
+    (multipliers qrow[r] * qcol[j]: one of them the ones table) instead of stored in C."""
     nr, v = 2 * vw, iv(vw)
     params = [("i64", "%kcg"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"),
-              ("ptr", "%tcol")]  # fmt: skip
+              ("ptr", "%tcol"), ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"),
+              *REQUANT]  # fmt: skip
     with w.function("void", f"@xr_iukr_{unsigned}", params):
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
         with w.loop("g", "0", "%kcg") as g:
@@ -113,20 +151,39 @@ def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
                 for j in range(2):
                     x = w.op(f"add {v} {w.get(accs[r][j])}, {t}")
                     w.set(accs[r][j], w.op(f"add {v} {x}, {tcol[j]}"))
+        plain, quant, join = w.if_else(w.op("icmp eq ptr %q, null"), "store")
+        w.block(plain)
         for r in range(MR):
             for j in range(2):
                 ptr = w.gep(rows[r], str(vw * j), "i32")
                 w.do(f"store {v} {w.get(accs[r][j])}, ptr {ptr}, align 4")
+        w.br(join)
+        w.block(quant)
+        fv = f"<{vw} x float>"
+        qcol = [w.op(f"load {fv}, ptr {w.gep('%qcol', str(vw * j))}, align 4") for j in range(2)]
+        for r in range(MR):
+            qr = w.op(f"load float, ptr {w.gep('%qrow', str(r))}")
+            qr = w.op(f"insertelement {fv} poison, float {qr}, i64 0")
+            qr = w.op(f"shufflevector {fv} {qr}, {fv} poison, <{vw} x i32> zeroinitializer")
+            out = w.gep("%q", w.mul(str(r), "%ldc"), "i8")
+            for j in range(2):
+                m = w.op(f"fmul {fv} {qr}, {qcol[j]}")
+                bytes_ = requantize(w, w.get(accs[r][j]), m, vw)
+                w.do(f"store <{vw} x i8> {bytes_}, ptr {w.gep(out, str(vw * j), 'i8')}, align 1")
+        w.br(join)
+        w.block(join)
 
 
 def edge_tile(w: Writer, nr: int) -> None:
     """xr_iedge: the valid mr x nr part of a 6 x NR scratch tile into C (adding C's partial
-    sums with %acc, trow / tcol with %epi)."""
+    sums with %acc, trow / tcol with %epi), or requantized into Q's bytes with %q."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
-              ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"), ("ptr", "%tcol")]  # fmt: skip
+              ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"), ("ptr", "%tcol"),
+              ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"), *REQUANT]  # fmt: skip
     with w.function("void", "@xr_iedge", params):
         acc = w.op("icmp ne i64 %acc, 0")
         epi = w.op("icmp ne i64 %epi, 0")
+        plain_store = w.op("icmp eq ptr %q, null")
         with w.loop("i", "0", "%mr") as i, w.loop("j", "0", "%nr") as j:
             cp = w.gep("%c", w.add(w.mul(i, "%ldc"), j), "i32")
             tp = w.gep("%t", w.add(w.mul(i, str(nr)), j), "i32")
@@ -137,7 +194,18 @@ def edge_tile(w: Writer, nr: int) -> None:
                 tr = w.op(f"load i32, ptr {w.gep('%trow', i, 'i32')}")
                 tc = w.op(f"load i32, ptr {w.gep('%tcol', j, 'i32')}")
                 w.set(v, w.op(f"add i32 {w.op(f'add i32 {w.get(v)}, {tr}')}, {tc}"))
+            plain, requant, join = w.if_else(plain_store, "store")
+            w.block(plain)
             w.do(f"store i32 {w.get(v)}, ptr {cp}")
+            w.br(join)
+            w.block(requant)
+            qr = w.op(f"load float, ptr {w.gep('%qrow', i)}")
+            qc = w.op(f"load float, ptr {w.gep('%qcol', j)}")
+            m = w.op(f"fmul float {qr}, {qc}")
+            qp = w.gep("%q", w.add(w.mul(i, "%ldc"), j), "i8")
+            w.do(f"store i8 {requantize(w, w.get(v), m, 0)}, ptr {qp}")
+            w.br(join)
+            w.block(join)
 
 
 def element(group: int) -> str:
@@ -250,6 +318,12 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
         zeros = "@xr_izeros"
         trow_null = w.op("icmp eq ptr %trow, null")
         tcol_null = w.op("icmp eq ptr %tcol, null")
+        qrow_null = w.op("icmp eq ptr %qrow, null")
+        qcol_null = w.op("icmp eq ptr %qcol, null")
+        q_null = w.op("icmp eq ptr %q, null")
+        requant = ", ".join(
+            f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
+        )
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
             with w.loop("pg", "0", kg_all, str(kcg_max)) as pg:
@@ -293,21 +367,33 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                             tcol = w.op(
                                 f"select i1 {tcol_null}, ptr {zeros}, ptr {w.gep('%tcol', j0, 'i32')}"
                             )
+                            # the bytes at the last K block when requantizing, else null
+                            not_last = w.op(f"icmp eq i64 {epi}, 0")
+                            skip = w.op(f"or i1 {q_null}, {not_last}")
+                            qbytes = w.gep("%q", w.add(w.mul(i0, "%ldc"), j0), "i8")
+                            qtile = w.op(f"select i1 {skip}, ptr null, ptr {qbytes}")
+                            qrow = w.op(
+                                f"select i1 {qrow_null}, ptr @xr_iones, ptr {w.gep('%qrow', i0)}"
+                            )
+                            qcol = w.op(
+                                f"select i1 {qcol_null}, ptr @xr_iones, ptr {w.gep('%qcol', j0)}"
+                            )
+                            quant = f"ptr {qtile}, ptr {qrow}, ptr {qcol}, {requant}"
                             full = w.op(
                                 f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nrv}, {nr}')}"
                             )
                             then, other, join = w.if_else(full, "full")
                             w.block(then)
                             w.do(
-                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol})"
+                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol}, {quant})"
                             )
                             w.br(join)
                             w.block(other)
                             w.do(
-                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {nr}, i64 0, i64 0, ptr {zeros}, ptr {zeros})"
+                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {nr}, i64 0, i64 0, ptr {zeros}, ptr {zeros}, ptr null, ptr @xr_iones, ptr @xr_iones, {requant})"
                             )
                             w.do(
-                                f"call void @xr_iedge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nrv}, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol})"
+                                f"call void @xr_iedge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nrv}, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol}, {quant})"
                             )
                             w.br(join)
                             w.block(join)
@@ -315,26 +401,34 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
         w.do(f"call void @free(ptr {bp})")
 
 
+def offset_bytes_or_null(w: Writer, ptr: str, index: str) -> str:
+    """`ptr` advanced by `index` bytes, or null if it is null."""
+    moved = w.gep(ptr, index, "i8")
+    return w.op(f"select i1 {w.op(f'icmp eq ptr {ptr}, null')}, ptr null, ptr {moved}")
+
+
 def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
-    """One thread's rows: A's bytes (unless packed), C, the row vector."""
+    """One thread's rows: A's bytes (unless packed), C, Q, the row vectors."""
     packed = w.op(f"icmp ne i64 {v['%apk']}, 0")
     moved = w.gep(v["%a"], w.mul(lo, v["%rsa"]), "i8")
     v.update({
         "%M": count, "%a": w.op(f"select i1 {packed}, ptr {v['%a']}, ptr {moved}"),
         "%arow0": w.add(v["%arow0"], lo), "%c": w.gep(v["%c"], w.mul(lo, v["%ldc"]), "i32"),
-        "%trow": offset_or_null(w, v["%trow"], lo),
+        "%trow": offset_or_null(w, v["%trow"], lo), "%qrow": offset_or_null(w, v["%qrow"], lo),
+        "%q": offset_bytes_or_null(w, v["%q"], w.mul(lo, v["%ldc"])),
     })  # fmt: skip
     return v
 
 
 def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
-    """One thread's columns: B's bytes (unless packed), C, the column vector."""
+    """One thread's columns: B's bytes (unless packed), C, Q, the column vectors."""
     packed = w.op(f"icmp ne i64 {v['%bpk']}, 0")
     moved = w.gep(v["%b"], w.mul(lo, v["%csb"]), "i8")
     v.update({
         "%N": count, "%b": w.op(f"select i1 {packed}, ptr {v['%b']}, ptr {moved}"),
         "%bcol0": w.add(v["%bcol0"], lo), "%c": w.gep(v["%c"], lo, "i32"),
-        "%tcol": offset_or_null(w, v["%tcol"], lo),
+        "%tcol": offset_or_null(w, v["%tcol"], lo), "%qcol": offset_or_null(w, v["%qcol"], lo),
+        "%q": offset_bytes_or_null(w, v["%q"], lo),
     })  # fmt: skip
     return v
 

@@ -2,7 +2,8 @@
 over the declaration's batch dimensions, offsets the operand pointers, and calls
 `xr_sgemm` (lowering/kernels/gemm.py) with the spec's sizes, strides and epilogue.
 
-Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], then C.
+Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], then C (and Q,
+the requantized bytes of an 8-bit GEMM with `requantize`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def parameters(spec: GemmSpec, types: list[Attribute]) -> list[tuple[str, str]]:
         ["%a", "%b"]
         + [n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used]
         + ["%c"]
+        + (["%q"] if spec.requantize else [])
     )
     params: list[tuple[str, str]] = []
     sizes = 0
@@ -104,7 +106,7 @@ def wrapper(
     threads: bool = False,
 ) -> None:
     if types is None:  # static: the buffers only
-        n = 3 + spec.scale + spec.shift + spec.residual
+        n = 3 + spec.scale + spec.shift + spec.residual + spec.requantize
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
         values = ", ".join(f"i64 {v}" for v in geometry(spec.window))
@@ -147,12 +149,16 @@ def wrapper(
 
 
 def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
-    """The call of the 8-bit GEMM (byte operands, i32 result and shift vector; a packed
-    operand is never offset: one-group convolutions only)."""
+    """The call of the 8-bit GEMM (byte operands, i32 result and shift vector, the
+    requantized bytes and their multipliers; a packed operand is never offset: one-group
+    convolutions only)."""
     a, b = (w.gep(f"%{k}", offsets[k], "i8") for k in "ab")
     c = w.gep("%c", offsets["c"], "i32")
     t = w.gep("%t", offsets["v"], "i32") if spec.shift else "null"
     trow, tcol = (t, "null") if spec.per_row else ("null", t)
+    q = w.gep("%q", offsets["c"], "i8") if spec.requantize else "null"
+    s = w.gep("%s", offsets["v"]) if spec.requantize else "null"
+    qrow, qcol = (s, "null") if spec.per_row else ("null", s)
     args = [
         ("i64", value(spec.m)), ("i64", value(spec.n)), ("i64", value(spec.k)),
         ("ptr", a), ("i64", value(spec.rsa)), ("i64", value(spec.csa)),
@@ -161,6 +167,8 @@ def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
         ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
         ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
         ("i64", 128 if spec.flip else 0),
+        ("ptr", q), ("ptr", qrow), ("ptr", qcol),
+        ("i64", spec.out_zero_point), ("i64", spec.out_min), ("i64", spec.out_max),
     ]  # fmt: skip
     unsigned = "b" if spec.per_row else "a"  # the data: a convolution's columns, a product's rows
     w.do(f"call void @xr_igemm_{unsigned}({', '.join(f'{t} {v}' for t, v in args)})")

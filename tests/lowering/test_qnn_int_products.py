@@ -228,3 +228,98 @@ func.func @main(%x: tensor<1x{c}x50x46xi8> {{xrelay.name = "x"}}, %w: tensor<{o}
 }}"""
     got = run(text, {"w": w}, {"x": x}, layout)
     np.testing.assert_array_equal(got, reference(text, {"w": w}, {"x": x}))
+
+
+def requantized_text(
+    kind: str, c: int, o: int, xt: str, zx: int, out: str, clip: str, in_zp: int, size: int = 9
+) -> str:
+    """A qnn.conv2d (3x3, padding 1) or qnn.dense, a constant i32 bias, a per-channel
+    requantize rounding half to even and (clip != "") a clip, as qdq-to-qnn leaves them."""
+    bias = ", ".join(str(v) for v in rng.integers(-3000, 3000, o))
+    # multipliers of 0.5 and 0.25 make ties (odd sums), the others arbitrary f32 values
+    scales = ", ".join(repr(float(v)) for v in [0.125, 0.0625, *rng.uniform(0.001, 0.05, o - 2)])
+    if kind == "conv":
+        x_t, y_t = f"tensor<1x{c}x{size}x{size}x{xt}>", f"tensor<1x{o}x{size}x{size}xi32>"
+        w_t, axis = f"tensor<{o}x{c}x3x3xi8>", 1
+        product = f"qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: 1, 1, 1, 1>}} : ({x_t}, {w_t}, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> {y_t}"
+    else:
+        x_t, y_t = f"tensor<{size}x{c}x{xt}>", f"tensor<{size}x{o}xi32>"
+        w_t, axis = f"tensor<{o}x{c}xi8>", 1
+        product = f"qnn.dense %x, %w, %zx, %zw, %sx, %sw : ({x_t}, {w_t}, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> {y_t}"
+    q_t = y_t.replace("xi32>", f"x{out}>")
+    tail = (
+        f"""
+  %c = relay.clip %r {{{clip}}} : ({q_t}) -> {q_t}
+  func.return %c : {q_t}"""
+        if clip
+        else f"""
+  func.return %r : {q_t}"""
+    )
+    return f"""
+func.func @main(%x: {x_t} {{xrelay.name = "x"}}, %w: {w_t} {{xrelay.name = "w", xrelay.param}}) -> {q_t} {{
+  %zx = relay.constant dense<{zx}> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = {product}
+  %bias = relay.constant dense<[{bias}]> : tensor<{o}xi32>
+  %b = relay.nn.bias_add %y, %bias {{axis = {axis} : i64}} : ({y_t}, tensor<{o}xi32>) -> {y_t}
+  %si = relay.constant dense<[{scales}]> : tensor<{o}xf32>
+  %zi = relay.constant dense<{in_zp}> : tensor<i32>
+  %so = relay.constant dense<0.25> : tensor<f32>
+  %zo = relay.constant dense<{-3 if out == "i8" else 7}> : tensor<i32>
+  %r = qnn.requantize %b, %si, %zi, %so, %zo {{axis = {axis} : i64, out_dtype = {out}}} : ({y_t}, tensor<{o}xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> {q_t}{tail}
+}}"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(
+    ("kind", "c", "o", "xt", "zx", "out", "clip", "in_zp"),
+    [("conv", 70, 20, "ui8", 3, "ui8", "a_min = 7.0 : f64, a_max = 255.0 : f64", 0),
+     ("conv", 16, 64, "i8", -5, "i8", "", 11),
+     ("conv", 3, 7, "ui8", 0, "ui8", "", 0),
+     ("dense", 300, 70, "ui8", 128, "ui8", "a_min = 0.0 : f64, a_max = 200.0 : f64", 0),
+     ("dense", 64, 33, "i8", 0, "i8", "", -4)],
+)  # fmt: skip
+def test_requantization_in_the_epilogue(
+    layout, monkeypatch, threads, kind, c, o, xt, zx, out, clip, in_zp
+):
+    """bias_add -> requantize (-> clip) after the product runs in the kernel's epilogue and
+    gives the bytes of the reference executor: ties, per-channel multipliers, K over one
+    block (70 x 9, 300), edge tiles in both directions, u8 and s8 data and outputs, input
+    zero points, a clip narrower than the type."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    text = requantized_text(kind, c, o, xt, zx, out, clip, in_zp)
+    w = rng.integers(-128, 128, (o, c, 3, 3) if kind == "conv" else (o, c)).astype(np.int8)
+    ir = stage_ir(text, {"w": w})
+    assert "qnn.requantize" not in ir and "requantize = true" in ir
+    assert "relay.clip" not in ir  # folded into the clamp
+    signed = xt == "i8"
+    shape = (1, c, 9, 9) if kind == "conv" else (9, c)
+    x = rng.integers(-128 if signed else 0, 128 if signed else 256, shape)
+    x = x.astype(np.int8 if signed else np.uint8)
+    got = run(text, {"w": w}, {"x": x}, layout)
+    want = reference(text, {"w": w}, {"x": x})
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    if clip:  # the clip's bounds hold (7 and 200 are inside the types' ranges)
+        assert got.min() >= 7 if kind == "conv" else got.max() <= 200
+
+
+def test_requantizations_the_kernel_does_not_take():
+    """TFLite rounding, an i32 output (TorchScript's requantize before its clip and cast)
+    and a product with a second user stay for qnn-legalize."""
+    w = rng.integers(-128, 128, (8, 3, 3, 3)).astype(np.int8)
+    text = requantized_text("conv", 3, 8, "ui8", 0, "ui8", "", 0)
+    tflite = text.replace("out_dtype = ui8}", 'out_dtype = ui8, rounding = "tflite"}')
+    ir = stage_ir(tflite, {"w": w})
+    assert "qnn.requantize" in ir and "requantize = true" not in ir
+    wide = text.replace("out_dtype = ui8}", "out_dtype = i32}").replace("xui8>", "xi32>")
+    ir = stage_ir(wide, {"w": w})
+    assert "qnn.requantize" in ir and "requantize = true" not in ir
+    two_users = text.replace(
+        "func.return %r",
+        "%extra = relay.add %b, %b : (tensor<1x8x9x9xi32>, tensor<1x8x9x9xi32>) -> tensor<1x8x9x9xi32>\n  func.return %r",
+    )
+    ir = stage_ir(two_users, {"w": w})
+    assert "qnn.requantize" in ir and "requantize = true" not in ir

@@ -64,3 +64,38 @@ func.func @left(%x: tensor<2x10xui8> {xrelay.name = "x"}, %w: tensor<4x10xi8> {x
   %z = qnn.dense %x, %v, %zx, %zv, %sx, %sw : (tensor<2x10xui8>, tensor<4x10xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<2x4xi32>
   func.return %y, %z : tensor<2x4xi32>, tensor<2x4xi32>
 }
+
+// 1x1 conv2d, then a constant bias, a per-channel requantize (half to even) and a clip:
+// the kernel requantizes in its epilogue. The bias minus the requantize's input zero point
+// (2) joins the correction (-zu * sum w is 0: u8 data, zero point 0), the multipliers
+// in_scale / out_scale are an f32 parameter, and the call's second result, the bytes,
+// replaces the clip; the clip's [5, 250] is the clamp; the i32 result is left as scratch.
+// CHECK-LABEL: func.func @requantized
+// CHECK-SAME:    %[[P:[0-9]+]]: tensor<{{[0-9]+}}xi{{8|16}}> {xrelay.name = "w.i8.4.packed", xrelay.param}
+// CHECK-SAME:    %[[C:[0-9]+]]: tensor<4xi32> {xrelay.name = "w.i8.4.correction", xrelay.param}
+// CHECK-SAME:    %[[M:[0-9]+]]: tensor<4xf32> {xrelay.name = "w.i8.4.multipliers", xrelay.param}
+// CHECK-NOT:     relay.nn.bias_add
+// CHECK-NOT:     qnn.requantize
+// CHECK-NOT:     relay.clip
+// CHECK:         %{{.+}}, %[[Q:[a-z0-9]+]] = func.call @xr_igemm_4(%[[P]], %x, %[[M]], %[[C]])
+// CHECK-SAME:      -> (tensor<1x4x3x3xi32>, tensor<1x4x3x3xui8>)
+// CHECK:         func.return %[[Q]] : tensor<1x4x3x3xui8>
+// CHECK:         func.func private @xr_igemm_4
+// CHECK-SAME:      scale = true, shift = true
+// CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
+func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x6x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xui8> {
+  %zx = relay.constant dense<0> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw : (tensor<1x6x3x3xui8>, tensor<4x6x1x1xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x4x3x3xi32>
+  %bias = relay.constant dense<[1, -2, 3, 40]> : tensor<4xi32>
+  %b = relay.nn.bias_add %y, %bias : (tensor<1x4x3x3xi32>, tensor<4xi32>) -> tensor<1x4x3x3xi32>
+  %si = relay.constant dense<[0.125, 0.25, 0.5, 0.0625]> : tensor<4xf32>
+  %zi = relay.constant dense<2> : tensor<i32>
+  %so = relay.constant dense<0.25> : tensor<f32>
+  %zo = relay.constant dense<9> : tensor<i32>
+  %r = qnn.requantize %b, %si, %zi, %so, %zo {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x3x3xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x3x3xui8>
+  %c = relay.clip %r {a_min = 5.0 : f64, a_max = 250.0 : f64} : (tensor<1x4x3x3xui8>) -> tensor<1x4x3x3xui8>
+  func.return %c : tensor<1x4x3x3xui8>
+}
