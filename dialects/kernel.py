@@ -126,7 +126,7 @@ class GemmSpec:
     `group` values; C is i32; the epilogue is the shift, an i32 vector. With `requantize`
     (and `scale`: the f32 multipliers) the declaration has a second result, the bytes
     clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
-    partial sums only."""
+    partial sums only. Its `window` has no padding: qnn-int-products pads the input first."""
 
     m: int = 0
     n: int = 0

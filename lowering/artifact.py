@@ -236,8 +236,7 @@ def _check_compatible(header: dict[str, Any], where: str) -> None:
     target = header["target"]
     if target["triple"] != llvm.get_process_triple():
         raise Error(
-            f"{where}: compiled for {target['triple']}, this machine is "
-            f"{llvm.get_process_triple()}"
+            f"{where}: compiled for {target['triple']}, this machine is {llvm.get_process_triple()}"
         )
     missing = missing_features(target)
     if missing:
@@ -253,7 +252,9 @@ def _library(header: dict[str, Any], data: Any, start: int, size: int, where: st
     try:
         return _unchecked_library(header, data, start, size, where, mapped)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise Error(f"{where}: the artifact's header is malformed ({type(e).__name__}: {e})") from None
+        raise Error(
+            f"{where}: the artifact's header is malformed ({type(e).__name__}: {e})"
+        ) from None
 
 
 def _unchecked_library(

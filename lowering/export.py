@@ -203,7 +203,7 @@ def export_library(lib: Library, path: str | os.PathLike, name: str | None = Non
         (work / "weights.bin").write_bytes(blob)
         (work / "wrapper.c").write_text(source)
         (work / "weights.S").write_text(
-            '.section .rodata\n.balign 64\n.globl xr_{0}_weights\n.hidden xr_{0}_weights\n'
+            ".section .rodata\n.balign 64\n.globl xr_{0}_weights\n.hidden xr_{0}_weights\n"
             'xr_{0}_weights:\n.incbin "{1}"\n.section .note.GNU-stack,"",@progbits\n'.format(
                 name, work / "weights.bin"
             )

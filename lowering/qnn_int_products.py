@@ -11,8 +11,9 @@ where xu = x (u8) or x xor 0x80 (s8, read so by the kernel), zu is zx in the sam
 w_s the s8 weight. The product xu . w_s is exact in i32 (K <= 65,536); the correction
 -zu * sum_k w_s is a vector per output channel that the kernel adds as it stores C: a
 parameter computed at build time when zx is a constant, relay ops on the run-time zero
-point otherwise (dynamic quantization). A convolution gathers its data into columns first,
-padding with zx (what qnn.conv2d pads with); a 1x1 unit-stride one reads its data in place.
+point otherwise (dynamic quantization). A convolution's data is padded with zx first (what qnn.conv2d
+pads with) and the GEMM makes its columns from that, a block at a time (implicit im2col);
+a 1x1 unit-stride one reads its data as B in place.
 The result is the i32 tensor qnn.dense / qnn.conv2d gives, bit for bit. Where that tensor
 only feeds (a constant i32 `bias_add`, then) a `qnn.requantize` rounding half to even with
 constant parameters (then perhaps a `clip`, a fused relu), the kernel requantizes in its
@@ -52,7 +53,7 @@ from xrelay.lowering.kernels.gemm import MR
 from xrelay.lowering.kernels.prepack import pack_words, padded
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
 from xrelay.lowering.qnn_float_products import Rewrite, Weights
-from xrelay.lowering.relay_to_linalg.builder import Body, Emitter, shape_of
+from xrelay.lowering.relay_to_linalg.builder import shape_of
 from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user, size_arguments
 from xrelay.signature import param_name
 
@@ -62,32 +63,6 @@ MAX_K = 1 << 16  # 255 * 128 * K stays below 2^31
 def _constant_ints(value: SSAValue) -> np.ndarray | None:
     array = constant_value(value)
     return None if array is None else np.asarray(array, np.int64)
-
-
-def _columns(site: Rewrite, sizes: SymbolSizes | None, x: SSAValue, pad: int) -> SSAValue:
-    """im2col of a qnn.conv2d's data: [n, C, kh, kw, OH, OW] in the data's type, `pad` (the
-    zero point) where the window leaves the input."""
-    op = site.op
-    assert isinstance(op, qnn.Conv2DOp)
-    n, c, h, w = shape_of(x)
-    _, _, kh, kw = shape_of(op.weight)
-    _, _, oh, ow = shape_of(op.results[0])
-    (sh, sw), (dh, dw) = op.attrs.strides, op.attrs.dilation
-    top, left = op.attrs.padding[0], op.attrs.padding[1]
-    elem = x.type.element_type
-    # the pad value enters as a 0-d input: an arith constant of an unsigned type would not
-    # verify before relay-to-linalg makes storage types signless
-    fill = site.emit(relay.ConstantOp(dense_from_numpy(np.array(pad, numpy_dtype(elem)))))
-
-    def body(b: Body) -> SSAValue:
-        ni, ci, i, j, y, xo = (b.idx(d) for d in range(6))
-        row = b.affine([(sh, y), (dh, i)], -top)
-        col = b.affine([(sw, xo), (dw, j)], -left)
-        ok = b.binary("and", b.in_range(row, h), b.in_range(col, w))
-        value = b.extract(x, [ni, ci, b.clamp(row, h), b.clamp(col, w)])
-        return b.select(ok, value, b.args[0])
-
-    return Emitter(op, sizes).map([fill], [n, c, kh, kw, oh, ow], elem, body)
 
 
 @dataclass
@@ -210,10 +185,17 @@ def rewrite_product(
         _, _, oh, ow = out_shape
         ohw, (kh, kw) = oh * ow, w_shape[2:]
         pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
-        batch = () if n == 1 else ((n, 0, k * ohw, rows * ohw, 0),)
+        if any(p < 0 for p in a.padding):
+            return False
+        top, left, bottom, right = a.padding
+        ph, pw = h + top + bottom, w + left + right  # the input padded with zx
+        window: tuple[tuple[int, ...], ...] = ()
+        if not pointwise:  # B made from the padded input by the GEMM (implicit im2col)
+            window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
+        batch = () if n == 1 else ((n, 0, c * ph * pw, rows * ohw, 0),)
         spec = GemmSpec(
             rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
-            mpad=padded(rows, MR),
+            mpad=padded(rows, MR), window=window,
         )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])
@@ -261,8 +243,11 @@ def rewrite_product(
             zero = site.emit(relay.AddOp(zero, half))
         correction = site.emit(relay.NegativeOp(site.emit(relay.MultiplyOp(sums, zero))))
     if conv:
-        cols = op.data if pointwise else _columns(site, sizes, op.data, int(zx))
-        args = [packed_arg, cols]
+        x = op.data
+        if any(op.attrs.padding):  # by the zero point, as qnn.conv2d pads
+            widths = [0, 0, 0, 0, top, bottom, left, right]
+            x = site.emit(relay.PadOp(x, pad_width=widths, pad_value=float(int(zx))))
+        args = [packed_arg, x]
     else:
         args = [op.data, packed_arg]
     spec = replace(spec, shift=correction is not None, group=group, flip=flip)

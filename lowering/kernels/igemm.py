@@ -10,7 +10,8 @@ as LLVM IR text and linked into every compiled model that calls it (qnn-int-prod
                       i64 bpk, i64 npad, i64 bcol0,  B prepacked
                       i64 flip,                    0x80: the data's bytes are s8 (xor makes u8)
                       ptr Q, ptr qrow, ptr qcol,   requantized bytes, or Q null: C alone
-                      i64 qzp, i64 qlo, i64 qhi)
+                      i64 qzp, i64 qlo, i64 qhi,
+                      ptr geo)                     B: a convolution's implicit im2col matrix
 
     C = A @ B + trow[i] + tcol[j], exactly (i32; K <= 65,536 keeps every sum in range)
 
@@ -18,6 +19,10 @@ With Q, the last K block writes Q[i*ldc + j] = clamp(roundeven(f32(C[i, j]) * m)
 qlo, qhi) as bytes instead of C (m = qrow[i] or qcol[j], f32; the null one reads as 1.0):
 qnn.requantize rounding half to even, as qnn-legalize writes it, in the tile's registers.
 C then holds only the partial sums of earlier K blocks (untouched when K fits in one).
+
+With `geo` (not null) B is the im2col matrix of the convolution whose input (padded
+already) B points at, made one block at a time from column bcol0 on
+(kernels/iconv_pack.py); rsb and csb are unused.
 
 `<u>` names the unsigned operand, the data: `a` for dense products (A is the data, B the
 weight), `b` for convolutions (A is the weight, B the im2col columns). The data's bytes are
@@ -38,7 +43,9 @@ lowering/kernels/prepack.py writes them.
 from __future__ import annotations
 
 from xrelay.lowering.kernels.gemm import KC, MC, MR, NC, PARALLEL_MIN, offset_or_null, split_entry
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
+from xrelay.lowering.kernels.iconv_pack import im2col
+from xrelay.lowering.kernels.irtext import Writer, concat
 
 GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
 
@@ -53,6 +60,7 @@ PARAMS = [
     ("i64", "%flip"),
     ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"),
     ("i64", "%qzp"), ("i64", "%qlo"), ("i64", "%qhi"),
+    ("ptr", "%geo"),
 ]  # fmt: skip
 
 HEADER = """
@@ -225,19 +233,6 @@ def load_data(w: Writer, src: str, n: int, elem: str) -> str:
     return w.op(f"zext {v8} {x} to <{n} x i16>") if elem == "i16" else x
 
 
-def concat(w: Writer, parts: list[str], n: int, elem: str) -> str:
-    """The vectors `parts` (2 or 4, each <n x elem>) one after another."""
-    while len(parts) > 1:
-        t = f"<{n} x {elem}>"
-        mask = ", ".join(f"i32 {i}" for i in range(2 * n))
-        parts = [
-            w.op(f"shufflevector {t} {a}, {t} {b}, <{2 * n} x i32> <{mask}>")
-            for a, b in zip(parts[::2], parts[1::2])
-        ]
-        n *= 2
-    return parts[0]
-
-
 def pack(w: Writer, name: str, width: int, group: int) -> None:
     """Pack rows [0, rows) x k [k0, k0 + kcg * G) of data bytes (element (r, k) at
     src[r*rs + k*cs], read as u8 after xor flip) into panels of `width` rows: word (panel,
@@ -324,6 +319,13 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
         )
+        conv = w.op("icmp ne ptr %geo, null")
+        # a convolution's block of columns (KC x NC bytes) before packing
+        block = w.var("ptr", "null", "cols")
+        with w.if_(conv):
+            w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC})"))
+        cols = w.get(block)
+        plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
             with w.loop("pg", "0", kg_all, str(kcg_max)) as pg:
@@ -331,7 +333,18 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                 k0 = w.mul(pg, str(group))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")
-                with w.if_(w.op("icmp eq i64 %bpk, 0")):
+                with w.if_(conv):  # implicit im2col: columns bcol0 + jc of the input's,
+                    # made in the scratch block, then packed as a row-major B
+                    j0 = w.add("%bcol0", jc)
+                    rows = w.mul(kcg, str(group))
+                    w.do(
+                        f"call void @xr_iim2col(ptr %b, ptr %geo, i64 {j0}, i64 {k0}, i64 {nc}, i64 {rows}, i64 %K, ptr {cols})"
+                    )
+                    src = w.gep(cols, w.sub("0", w.mul(k0, nc)), "i8")  # element (j, k0) first
+                    w.do(
+                        f"call void @xr_ipack_b(ptr {src}, i64 1, i64 {nc}, i64 {nc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {bp}, i64 %flip)"
+                    )
+                with w.if_(plain):
                     bsrc = w.gep("%b", w.mul(jc, "%csb"), "i8")
                     w.do(
                         f"call void @xr_ipack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {bp}, i64 %flip)"
@@ -399,6 +412,7 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                             w.block(join)
         w.do(f"call void @free(ptr {ap})")
         w.do(f"call void @free(ptr {bp})")
+        w.do(f"call void @free(ptr {cols})")
 
 
 def offset_bytes_or_null(w: Writer, ptr: str, index: str) -> str:
@@ -421,8 +435,11 @@ def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
 
 
 def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
-    """One thread's columns: B's bytes (unless packed), C, Q, the column vectors."""
-    packed = w.op(f"icmp ne i64 {v['%bpk']}, 0")
+    """One thread's columns: B's bytes (unless packed or a convolution's input, which
+    starts at bcol0), C, Q, the column vectors."""
+    geo = w.op(f"icmp ne ptr {v['%geo']}, null")
+    bpk = w.op(f"icmp ne i64 {v['%bpk']}, 0")
+    packed = w.op(f"or i1 {bpk}, {geo}")
     moved = w.gep(v["%b"], w.mul(lo, v["%csb"]), "i8")
     v.update({
         "%N": count, "%b": w.op(f"select i1 {packed}, ptr {v['%b']}, ptr {moved}"),
@@ -441,10 +458,11 @@ def runtime_ir(threads: bool, vw: int, group: int) -> str:
         raise ValueError(f"no 8-bit micro-kernel for vector width {vw} and group {group}")
     nr = 2 * vw
     w = Writer()
-    w.lines.append(HEADER)
+    w.lines.append(HEADER + CONV_HEADER)
     edge_tile(w, nr)
     pack(w, "@xr_ipack_a", MR, group)
     pack(w, "@xr_ipack_b", nr, group)
+    im2col(w)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
         gemm_serial(w, nr, group, unsigned)

@@ -136,3 +136,16 @@ class Writer:
         then, other, join = (self.label(stem + s) for s in (".then", ".else", ".join"))
         self.do(f"br i1 {cond}, label %{then}, label %{other}")
         return then, other, join
+
+
+def concat(w: Writer, parts: list[str], n: int, elem: str) -> str:
+    """The vectors `parts` (2 or 4, each <n x elem>) one after another."""
+    while len(parts) > 1:
+        t = f"<{n} x {elem}>"
+        mask = ", ".join(f"i32 {i}" for i in range(2 * n))
+        parts = [
+            w.op(f"shufflevector {t} {a}, {t} {b}, <{2 * n} x i32> <{mask}>")
+            for a, b in zip(parts[::2], parts[1::2])
+        ]
+        n *= 2
+    return parts[0]

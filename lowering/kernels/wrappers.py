@@ -75,7 +75,7 @@ def _offsets(w: Writer, spec: GemmSpec, indices: list[str]) -> dict[str, str]:
 
 def _call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], serial: bool) -> None:
     if spec.group:
-        int_call(w, spec, offsets)
+        int_call(w, name, spec, offsets)
     else:
         float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
 
@@ -148,7 +148,7 @@ def wrapper(
             w.block(join)
 
 
-def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
+def int_call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str]) -> None:
     """The call of the 8-bit GEMM (byte operands, i32 result and shift vector, the
     requantized bytes and their multipliers; a packed operand is never offset: one-group
     convolutions only)."""
@@ -169,6 +169,7 @@ def int_call(w: Writer, spec: GemmSpec, offsets: dict[str, str]) -> None:
         ("i64", 128 if spec.flip else 0),
         ("ptr", q), ("ptr", qrow), ("ptr", qcol),
         ("i64", spec.out_zero_point), ("i64", spec.out_min), ("i64", spec.out_max),
+        ("ptr", f"@{name}.geo" if spec.window else "null"),
     ]  # fmt: skip
     unsigned = "b" if spec.per_row else "a"  # the data: a convolution's columns, a product's rows
     w.do(f"call void @xr_igemm_{unsigned}({', '.join(f'{t} {v}' for t, v in args)})")

@@ -127,11 +127,13 @@ func.func @main(%x: tensor<?x{k}xui8, #relay.dims<"m">> {{xrelay.name = "x"}}, %
 
 @pytest.mark.parametrize(
     ("c", "o", "stride", "zx"),
-    [(3, 8, 1, 0), (16, 20, 2, 7), (64, 64, 1, 128), (300, 6, 1, 255), (5, 70, 2, 1)],
-)
+    [(3, 8, 1, 0), (16, 20, 2, 7), (64, 64, 1, 128), (300, 6, 1, 255), (5, 70, 2, 1),
+     (8, 12, 3, 9)],
+)  # fmt: skip
 def test_conv_is_exact(layout, c, o, stride, zx):
     """Padding by the zero point (where the window leaves the input), K tails (C x 9 not a
-    multiple of 4), row and column edges of the register tile."""
+    multiple of 4), row and column edges of the register tile; the implicit im2col's unit
+    stride (masked loads), stride 2 (even bytes of a double load) and stride 3 (gathers)."""
     x = rng.integers(0, 256, (1, c, 7, 7)).astype(np.uint8)
     x[0, ::2] = 255
     w = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)

@@ -24,18 +24,17 @@ func.func @dense(%x: tensor<2x10xi8> {xrelay.name = "x"}, %w: tensor<10x4xi8> {x
   func.return %y : tensor<2x4xi32>
 }
 
-// conv2d 3x3 with padding, u8 data (zero point 7): im2col [n, C, kh, kw, OH, OW] in the
-// data's type, padded with the zero point (a 0-d input of the generic), then the GEMM
-// with A the weight packed in 6-row panels (8 rows -> 12, K = 27 -> 28 bytes or 14 i16
-// words) and the correction per row (output channel).
+// conv2d 3x3 with padding, u8 data (zero point 7): the data padded with the zero point,
+// then the GEMM makes its columns from that (implicit im2col: the window's geometry, no
+// padding left, in the spec: checked with the declarations at the end), with A the
+// weight packed in 6-row panels (8 rows -> 12, K = 27 -> 28 bytes or 14 i16 words) and
+// the correction per row (output channel).
 // CHECK-LABEL: func.func @conv
 // G4-SAME:       %[[P:[0-9]+]]: tensor<336xi8> {xrelay.name = "w.i8.2.packed", xrelay.param}
 // G2-SAME:       %[[P:[0-9]+]]: tensor<336xi16> {xrelay.name = "w.i8.2.packed", xrelay.param}
 // CHECK-SAME:    %[[C:[0-9]+]]: tensor<8xi32> {xrelay.name = "w.i8.2.correction", xrelay.param}
-// CHECK:         %[[PAD:[0-9]+]] = relay.constant dense<7> : tensor<ui8>
-// CHECK:         %[[COLS:[0-9]+]] = linalg.generic {{.*}} ins(%[[PAD]] : tensor<ui8>) outs(%{{.+}} : tensor<1x3x3x3x5x5xui8>)
-// CHECK:         arith.select %{{.+}}, %{{.+}}, %{{.+}} : ui8
-// CHECK:         func.call @xr_igemm_2(%[[P]], %[[COLS]], %[[C]])
+// CHECK:         %[[X:[0-9]+]] = relay.nn.pad %x {pad_width = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>, pad_value = 7.000000e+00 : f64}
+// CHECK-NEXT:    func.call @xr_igemm_2(%[[P]], %[[X]], %[[C]])
 // CHECK-SAME:      -> tensor<1x8x5x5xi32>
 func.func @conv(%x: tensor<1x3x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x3x3x3xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x5x5xi32> {
   %zx = relay.constant dense<7> : tensor<i32>
@@ -80,6 +79,8 @@ func.func @left(%x: tensor<2x10xui8> {xrelay.name = "x"}, %w: tensor<4x10xi8> {x
 // CHECK:         %{{.+}}, %[[Q:[a-z0-9]+]] = func.call @xr_igemm_4(%[[P]], %x, %[[M]], %[[C]])
 // CHECK-SAME:      -> (tensor<1x4x3x3xi32>, tensor<1x4x3x3xui8>)
 // CHECK:         func.return %[[Q]] : tensor<1x4x3x3xui8>
+// CHECK:         func.func private @xr_igemm_2
+// CHECK-SAME:      window = {{\[}}[7, 7], [3, 3], [1, 1], [1, 1], [0, 0], [5, 5]]
 // CHECK:         func.func private @xr_igemm_4
 // CHECK-SAME:      scale = true, shift = true
 // CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
