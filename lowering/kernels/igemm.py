@@ -42,10 +42,11 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels.gemm import KC, MC, MR, NC, PARALLEL_MIN, offset_or_null, split_entry
+from xrelay.lowering.kernels.gemm import MC, MR, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import im2col
 from xrelay.lowering.kernels.irtext import Writer, concat
+from xrelay.lowering.kernels.prepack import IKC
 
 GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
 
@@ -304,7 +305,7 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
 
 
 def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
-    kcg_max = KC // group
+    kcg_max = IKC // group
     with w.function("void", f"@xr_igemm_serial_{unsigned}", PARAMS):
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * kcg_max * 4 + 64})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {NC * kcg_max * 4 + nr * kcg_max * 4})")
@@ -320,10 +321,10 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
         )
         conv = w.op("icmp ne ptr %geo, null")
-        # a convolution's block of columns (KC x NC bytes) before packing
+        # a convolution's block of columns (IKC x NC bytes) before packing
         block = w.var("ptr", "null", "cols")
         with w.if_(conv):
-            w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC})"))
+            w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {IKC * NC})"))
         cols = w.get(block)
         plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:

@@ -10,6 +10,8 @@ import numpy as np
 from xrelay.dialects.kernel import PackSpec
 from xrelay.lowering.kernels.gemm import KC
 
+IKC = 512  # the 8-bit GEMM's K block in values (a 32-column panel of B: 16 KB of words)
+
 
 def padded(rows: int, width: int) -> int:
     return -(-rows // width) * width
@@ -52,7 +54,7 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
 def pack_words(mat: np.ndarray, width: int, group: int) -> np.ndarray:
     """An 8-bit weight [R, K] (s8 values) -> the packed layout of lowering/kernels/igemm.py:
     K zero-padded to whole groups of `group` values (one 32-bit word per row and group), K
-    blocks of KC values, panels of `width` rows, word (panel, g, row) at (panel * kcg + g) *
+    blocks of IKC values, panels of `width` rows, word (panel, g, row) at (panel * kcg + g) *
     width + row, rows past the end zero. int8 values for group 4 (VNNI), int16 for 2."""
     rows, k = mat.shape
     dtype = np.int8 if group == 4 else np.int16
@@ -62,7 +64,7 @@ def pack_words(mat: np.ndarray, width: int, group: int) -> np.ndarray:
     words[:rows, :k] = mat
     words = words.reshape(rpad, kg, group)
     out = np.empty(rpad * kg * group, dtype)
-    step = KC // group
+    step = IKC // group
     offset = 0
     for pg in range(0, kg, step):
         kcg = min(step, kg - pg)
