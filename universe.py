@@ -42,6 +42,7 @@ _PASS_CLASSES: dict[str, str] = {
     "prepack-weights": "xrelay.lowering.prepack_weights:PrepackWeights",
     "relay-to-linalg": "xrelay.lowering.relay_to_linalg:RelayToLinalg",
     "fuse-elementwise": "xrelay.lowering.fuse_elementwise:FuseElementwise",
+    "collapse-loops": "xrelay.lowering.collapse_loops:CollapseLoops",
     "bufferize": "xrelay.lowering.bufferize:Bufferize",
     "outline-kernels": "xrelay.lowering.outline_kernels:OutlineKernels",
     "plan-buffers": "xrelay.lowering.plan_buffers:PlanBuffers",

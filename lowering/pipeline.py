@@ -16,6 +16,7 @@
     prepack-weights   GEMM weights that are parameters -> parameters in the kernel's layout
     relay-to-linalg   relay ops -> linalg on tensors
     fuse-elementwise  chains of elementwise linalg.generic ops -> one op (one loop) each
+    collapse-loops    adjacent loops every operand indexes together -> one loop (views)
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function (run-time
@@ -62,6 +63,7 @@ from xdsl.transforms.lower_affine import LowerAffinePass
 from xrelay.errors import Error, VerificationError
 from xrelay.ir import verify_module
 from xrelay.lowering.bufferize import Bufferize
+from xrelay.lowering.collapse_loops import CollapseLoops
 from xrelay.lowering.emit_runtime import EmitRuntime
 from xrelay.lowering.expand_math import ExpandMath
 from xrelay.lowering.expose_checks import ExposeChecks
@@ -119,6 +121,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("prepack-weights", PrepackWeights),
     ("relay-to-linalg", RelayToLinalg),
     ("fuse-elementwise", FuseElementwise),
+    ("collapse-loops", CollapseLoops),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
     ("plan-buffers", PlanBuffers),

@@ -36,9 +36,9 @@ CASES = {
 }
 
 
-def split_kernels(mod) -> dict:
+def split_kernels(mod, collapse: bool = True) -> dict:
     work = mod.clone()
-    lower(work, stop_after="parallel-loops")
+    lower(work, stop_after="parallel-loops", options={"collapse-loops": {"enabled": collapse}})
     return parallel_specs(work)
 
 
@@ -66,8 +66,10 @@ def test_small_kernels_stay_serial():
 def test_split_on_the_first_loop_longer_than_one(monkeypatch):
     monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
     mod = module([(1, 1, 6, 5)], 1, lambda x: [relay.ExpOp(x)])
-    body, extent, types = split_kernels(mod)["k0"]  # exp; k1 copies it to the result
+    # (with its loops apart: collapse-loops makes them one of 30)
+    body, extent, types = split_kernels(mod, collapse=False)["k0"]  # k1 copies to the result
     assert (extent, len(types)) == (6, 2)
+    assert split_kernels(mod)["k0"][1] == 30
     work = mod.clone()
     lower(work, stop_after="parallel-loops")
     names = {op.sym_name.data for op in work.ops if isinstance(op, func.FuncOp)}
@@ -78,7 +80,7 @@ def test_a_short_outer_loop_gives_way_to_a_long_one(monkeypatch):
     """[1, 3, 40, 40]: 3 channels split 2:1 over two threads; the 40 rows split evenly."""
     monkeypatch.setattr(parallel_loops, "MIN_ITERATIONS", 1)
     mod = module([(1, 3, 40, 40)], 1, lambda x: [relay.ExpOp(x)])
-    assert split_kernels(mod)["k0"][1] == 40
+    assert split_kernels(mod, collapse=False)["k0"][1] == 40
 
 
 def test_a_run_time_extent_splits_at_the_size_main_is_given(monkeypatch):
