@@ -241,6 +241,7 @@ class Library:
         self._result_dims: Any = None  # dynamic builds: the results' sizes from a binding
         self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
         self._arena: np.ndarray | None = None  # its bytes, grown to the largest plan
+        self._static: Any = None  # static builds: main's arguments, parameters filled in
         start = time.perf_counter()
         if module is not None:
             try:
@@ -295,6 +296,9 @@ class Library:
                 f"parameter '{folded[0]}' was replaced by its prepacked copy when the model "
                 "was compiled: build again with the new value"
             )
+        fast = self._static_pointers(inputs)
+        if fast is not None:  # parameters' pointers taken once, not checked at every run
+            return self._run_static(fast, args, inputs)
         given = check_inputs(self._call_signature, args, inputs, self.params)
         if self.signature.is_dynamic:
             # compiled for every size: the symbols' values from the inputs (an Error naming
@@ -338,6 +342,65 @@ class Library:
         return self.signature.outputs(outputs)
 
     __call__ = run
+
+    def _static_pointers(self, inputs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """For a static build run with its own parameters (the usual call): main's
+        arguments with the parameters' pointers filled in, the data inputs' signature and
+        their slots, the results' slots; None otherwise (the general path). Made on the
+        first such run; a parameter array replaced in `params` since makes it again."""
+        if self.signature.is_dynamic or self.meta.get("dynamic_plan"):
+            return None
+        if self._static is None:
+            data, slots, template, held = [], [], [], []
+            for arg, read in zip(self.signature.args, self._read):
+                if not read or not arg.is_param or arg.sequence or arg.optional:
+                    if read and not (arg.is_param and arg.name in self.params):
+                        data.append(arg)
+                        slots.append(len(template))
+                    elif read:
+                        return None  # (a sequence or optional parameter: the general path)
+                    template.append(None)
+                    continue
+                array = self.params.get(arg.name)
+                if array is None:
+                    return None
+                held.append((arg.name, array))
+                template.append(array.ctypes.data)
+            results = list(range(len(template), len(template) + len(self.signature.results)))
+            template += [None] * len(results)
+            signature = FunctionSignature(
+                tuple(data), self.signature.results, self.signature.result_dtypes,
+                self.signature.dim_ranges,
+            )  # fmt: skip
+            names = frozenset(name for name, _ in held)
+            self._static = (template, signature, slots, results, held, names)
+        template, signature, slots, results, held, names = self._static
+        if names & inputs.keys() or any(self.params.get(n) is not a for n, a in held):
+            if not names & inputs.keys():
+                self._static = None  # a parameter array replaced: take the pointers again
+                return self._static_pointers(inputs)
+            return None  # a parameter given as an input: the general path checks it
+        return self._static
+
+    def _run_static(self, fast: tuple[Any, ...], args: Any, inputs: Mapping[str, Any]) -> Any:
+        template, signature, slots, results, _, _ = fast
+        given = check_inputs(signature, args, inputs, {})
+        pointers = list(template)
+        for slot, array in zip(slots, given):
+            pointers[slot] = array.ctypes.data if array is not None else None
+        outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
+        for slot, out in zip(results, outputs):
+            pointers[slot] = out.ctypes.data
+        if self.checks:
+            bounds = np.zeros(2 * len(self.checks), np.int64)
+            pointers.append(bounds.ctypes.data)
+        with self._lock:  # temporaries live in one static arena (plan-buffers)
+            self._main(*pointers)
+        if self.checks:
+            error = first_violation(self.checks, bounds, {})
+            if error is not None:
+                raise error
+        return self.signature.outputs(outputs)
 
     def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
