@@ -3,18 +3,19 @@ indexes together (or not at all) -> one loop over their product.
 
 An elementwise op on [1, 512, 7, 7] runs its innermost loop 7 times, too short for a
 vector of 8 or 16 lanes: LLVM vectorizes nothing, or a few iterations and a scalar
-remainder. Where every operand reads loops d and d + 1 as adjacent dimensions of its
-row-major tensor (in that order), or reads neither (a broadcast), the two loops are one
-loop over d's size times d + 1's on the operands reshaped to merge those dimensions
+remainder. Where every operand reads loops d and d + 1 as adjacent dimensions of its row-
+major tensor (in that order), or reads neither (a broadcast), the two loops are one loop
+over d's size times d + 1's on the operands reshaped to merge those dimensions
 (`tensor.reshape`: a view once bufferized). A per-channel scale on NCHW keeps its channel
-loop: [1, 512, 7, 7] x [512] becomes [512, 49] x [512], the result reshaped back.
+loop: [1, 512, 7, 7] x [512, 1, 1] runs as [1, 512, 49] x [512, 1, 1], the result viewed
+back.
 
 Applies to all-parallel `linalg.generic`s on static shapes whose maps are plain loop
-dimensions (or 0 on an axis of size 1: a broadcast; no offsets), whose operands all have, along each dimension they
-read, the same size (one that reads a prefix of a larger tensor would be addressed with
-other strides once merged: Inception v1 came out 13 % off before this check), and whose
-bodies do not read `linalg.index` (the indices would change meaning). Others are left as
-they are.
+dimensions (or 0 on an axis of size 1: a broadcast; no offsets), whose operands all have,
+along each dimension they read, the same size (one that reads a prefix of a larger tensor
+would be addressed with other strides once merged: Inception v1 came out 13 % off before
+this check), and whose bodies do not read `linalg.index` (the indices would change
+meaning). Others are left as they are.
 """
 
 from __future__ import annotations

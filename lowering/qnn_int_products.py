@@ -11,17 +11,17 @@ where xu = x (u8) or x xor 0x80 (s8, read so by the kernel), zu is zx in the sam
 w_s the s8 weight. The product xu . w_s is exact in i32 (K <= 65,536); the correction
 -zu * sum_k w_s is a vector per output channel that the kernel adds as it stores C: a
 parameter computed at build time when zx is a constant, relay ops on the run-time zero
-point otherwise (dynamic quantization). A convolution's data is padded with zx first (what qnn.conv2d
-pads with) and the GEMM makes its columns from that, a block at a time (implicit im2col);
-a 1x1 unit-stride one reads its data as B in place.
-The result is the i32 tensor qnn.dense / qnn.conv2d gives, bit for bit. Where that tensor
-only feeds (a constant i32 `bias_add`, then) a `qnn.requantize` rounding half to even with
-constant parameters (then perhaps a `clip`, a fused relu), the kernel requantizes in its
-epilogue and the call gives the bytes (`requantize` in its spec): the bias and the input
-zero point join the correction vector, the multipliers in_scale / out_scale are an f32
-parameter computed as qnn-legalize computes them, and the clip narrows the clamp; the i32
-result stays as the kernel's scratch for the partial sums of K blocks. Other
-requantizations stay with qnn-legalize.
+point otherwise (dynamic quantization). A convolution's data is padded with zx first (what
+qnn.conv2d pads with) and the GEMM makes its columns from that, a block at a time
+(implicit im2col); a 1x1 unit-stride one reads its data as B in place. The result is the
+i32 tensor qnn.dense / qnn.conv2d gives, bit for bit. Where that tensor only feeds (a
+constant i32 `bias_add`, then) a `qnn.requantize` rounding half to even with constant
+parameters (then perhaps a `clip`, a fused relu), the kernel requantizes in its epilogue
+and the call gives the bytes (`requantize` in its spec): the bias and the input zero point
+join the correction vector, the multipliers in_scale / out_scale are an f32 parameter
+computed as qnn-legalize computes them, and the clip narrows the clamp; the i32 result
+stays as the kernel's scratch for the partial sums of K blocks. Other requantizations stay
+with qnn-legalize.
 
 The weight's words follow the kernel: G = 4 values per 32-bit word with AVX-512 VNNI
 (`vpdpbusd`), else G = 2 (i16, `vpmaddwd`); options `group` and `vector-width` (0: the

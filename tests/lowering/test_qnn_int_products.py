@@ -325,3 +325,31 @@ def test_requantizations_the_kernel_does_not_take():
     )
     ir = stage_ir(two_users, {"w": w})
     assert "qnn.requantize" in ir and "requantize = true" not in ir
+
+
+def test_requantized_convolution_with_a_run_time_batch(layout):
+    """The epilogue's bytes and the padded input of the implicit im2col with a batch size
+    known only at run time: one build, three batch sizes."""
+    t = lambda c, e: f'tensor<?x{c}x9x9x{e}, #relay.dims<"n">>'
+    text = f"""
+func.func @main(%x: {t(5, "ui8")} {{xrelay.name = "x"}}, %w: tensor<8x5x3x3xi8> {{xrelay.name = "w", xrelay.param}}) -> {t(8, "ui8")} {{
+  %zx = relay.constant dense<3> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: 1, 1, 1, 1>}} : ({t(5, "ui8")}, tensor<8x5x3x3xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> {t(8, "i32")}
+  %bias = relay.constant dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi32>
+  %b = relay.nn.bias_add %y, %bias : ({t(8, "i32")}, tensor<8xi32>) -> {t(8, "i32")}
+  %si = relay.constant dense<0.125> : tensor<f32>
+  %zi = relay.constant dense<0> : tensor<i32>
+  %so = relay.constant dense<0.25> : tensor<f32>
+  %zo = relay.constant dense<7> : tensor<i32>
+  %r = qnn.requantize %b, %si, %zi, %so, %zo {{axis = 1 : i64, out_dtype = ui8}} : ({t(8, "i32")}, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> {t(8, "ui8")}
+  func.return %r : {t(8, "ui8")}
+}}"""
+    w = rng.integers(-128, 128, (8, 5, 3, 3)).astype(np.int8)
+    assert "requantize = true" in stage_ir(text, {"w": w})
+    lib = xrelay.build(xrelay.parse_module(text), {"w": w}, cache=False, target_cpu=layout)
+    for n in (1, 2, 3):
+        x = rng.integers(0, 256, (n, 5, 9, 9)).astype(np.uint8)
+        np.testing.assert_array_equal(lib.run(x=x)[0], reference(text, {"w": w}, {"x": x}))
