@@ -241,7 +241,7 @@ class Library:
         self._result_dims: Any = None  # dynamic builds: the results' sizes from a binding
         self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
         self._arena: np.ndarray | None = None  # its bytes, grown to the largest plan
-        self._static: Any = None  # static builds: main's arguments, parameters filled in
+        self._fast: Any = None  # static builds: _parameter_slots(), or False (none)
         start = time.perf_counter()
         if module is not None:
             try:
@@ -296,35 +296,44 @@ class Library:
                 f"parameter '{folded[0]}' was replaced by its prepacked copy when the model "
                 "was compiled: build again with the new value"
             )
-        fast = self._static_pointers(inputs)
-        if fast is not None:  # parameters' pointers taken once, not checked at every run
-            return self._run_static(fast, args, inputs)
-        given = check_inputs(self._call_signature, args, inputs, self.params)
-        if self.signature.is_dynamic:
-            # compiled for every size: the symbols' values from the inputs (an Error naming
-            # the input, the axis and the rule before native code runs), then the results'
-            binding = bind_dims(self._call_signature, given)
-            if self._size_check is None:
-                self._size_check = SizeCheck(self.meta.get("dynamic_sizes", []))
-            self._size_check.check(binding)
-            if self._result_dims is None:  # every result dimension, compiled once
-                self._result_dims = products([[d] for s, _ in self.signature.results for d in s])
-            dims = iter(self._result_dims(binding))
-            shapes = [tuple(next(dims) for _ in shape) for shape, _ in self.signature.results]
-        else:
-            binding = {}
+        fast = self._fast_arguments(inputs)
+        if fast is not None:  # parameters' pointers taken once, only the data checked
+            template, data_signature, slots, _ = fast
+            pointers: list[Any] = list(template)
+            for slot, array in zip(slots, check_inputs(data_signature, args, inputs, {})):
+                pointers[slot] = array.ctypes.data if array is not None else None
+            binding: dict[str, int] = {}
             shapes = [shape for shape, _ in self.signature.results]
-        arrays = iter(given)
+        else:
+            given = check_inputs(self._call_signature, args, inputs, self.params)
+            if self.signature.is_dynamic:
+                # compiled for every size: the symbols' values from the inputs (an Error
+                # naming the input, the axis and the rule before native code runs), then
+                # the results'
+                binding = bind_dims(self._call_signature, given)
+                if self._size_check is None:
+                    self._size_check = SizeCheck(self.meta.get("dynamic_sizes", []))
+                self._size_check.check(binding)
+                if self._result_dims is None:  # every result dimension, compiled once
+                    self._result_dims = products(
+                        [[d] for s, _ in self.signature.results for d in s]
+                    )
+                dims = iter(self._result_dims(binding))
+                shapes = [tuple(next(dims) for _ in shape) for shape, _ in self.signature.results]
+            else:
+                binding = {}
+                shapes = [shape for shape, _ in self.signature.results]
+            arrays = iter(given)
+            pointers = []
+            for arg, read in zip(self.signature.args, self._read):
+                array = next(arrays) if read else None
+                pointers.append(array.ctypes.data if array is not None else None)
+                if _dynamic(arg.shape):
+                    assert array is not None
+                    pointers += _sizes(arg.shape, array.shape)
         outputs = [
             np.empty(shape, dtype) for shape, (_, dtype) in zip(shapes, self.signature.results)
         ]
-        pointers: list[Any] = []
-        for arg, read in zip(self.signature.args, self._read):
-            array = next(arrays) if read else None
-            pointers.append(array.ctypes.data if array is not None else None)
-            if _dynamic(arg.shape):
-                assert array is not None
-                pointers += _sizes(arg.shape, array.shape)
         for (shape, _), out in zip(self.signature.results, outputs):
             pointers.append(out.ctypes.data)
             pointers += _sizes(shape, out.shape)
@@ -343,64 +352,43 @@ class Library:
 
     __call__ = run
 
-    def _static_pointers(self, inputs: Mapping[str, Any]) -> tuple[Any, ...] | None:
-        """For a static build run with its own parameters (the usual call): main's
-        arguments with the parameters' pointers filled in, the data inputs' signature and
-        their slots, the results' slots; None otherwise (the general path). Made on the
-        first such run; a parameter array replaced in `params` since makes it again."""
+    def _fast_arguments(self, inputs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """For a static build run with its own parameters (the usual call):
+        `_parameter_slots()`, made on the first such run and again once an array in
+        `params` was replaced; None for the general path (dynamic builds, a parameter given
+        as an input, sequence or optional parameters)."""
         if self.signature.is_dynamic or self.meta.get("dynamic_plan"):
             return None
-        if self._static is None:
-            data, slots, template, held = [], [], [], []
-            for arg, read in zip(self.signature.args, self._read):
-                if not read or not arg.is_param or arg.sequence or arg.optional:
-                    if read and not (arg.is_param and arg.name in self.params):
-                        data.append(arg)
-                        slots.append(len(template))
-                    elif read:
-                        return None  # (a sequence or optional parameter: the general path)
-                    template.append(None)
-                    continue
-                array = self.params.get(arg.name)
-                if array is None:
-                    return None
-                held.append((arg.name, array))
-                template.append(array.ctypes.data)
-            results = list(range(len(template), len(template) + len(self.signature.results)))
-            template += [None] * len(results)
-            signature = FunctionSignature(
-                tuple(data), self.signature.results, self.signature.result_dtypes,
-                self.signature.dim_ranges,
-            )  # fmt: skip
-            names = frozenset(name for name, _ in held)
-            self._static = (template, signature, slots, results, held, names)
-        template, signature, slots, results, held, names = self._static
-        if names & inputs.keys() or any(self.params.get(n) is not a for n, a in held):
-            if not names & inputs.keys():
-                self._static = None  # a parameter array replaced: take the pointers again
-                return self._static_pointers(inputs)
-            return None  # a parameter given as an input: the general path checks it
-        return self._static
+        fast = self._fast
+        if fast is None or (fast and any(self.params.get(n) is not a for n, a in fast[3].items())):
+            fast = self._fast = self._parameter_slots() or False
+        if not fast or any(name in fast[3] for name in inputs):
+            return None
+        return fast
 
-    def _run_static(self, fast: tuple[Any, ...], args: Any, inputs: Mapping[str, Any]) -> Any:
-        template, signature, slots, results, _, _ = fast
-        given = check_inputs(signature, args, inputs, {})
-        pointers = list(template)
-        for slot, array in zip(slots, given):
-            pointers[slot] = array.ctypes.data if array is not None else None
-        outputs = [np.empty(shape, dtype) for shape, dtype in self.signature.results]
-        for slot, out in zip(results, outputs):
-            pointers[slot] = out.ctypes.data
-        if self.checks:
-            bounds = np.zeros(2 * len(self.checks), np.int64)
-            pointers.append(bounds.ctypes.data)
-        with self._lock:  # temporaries live in one static arena (plan-buffers)
-            self._main(*pointers)
-        if self.checks:
-            error = first_violation(self.checks, bounds, {})
-            if error is not None:
-                raise error
-        return self.signature.outputs(outputs)
+    def _parameter_slots(self) -> tuple[Any, ...] | None:
+        """main's argument list with each parameter's pointer in its slot (null for those
+        never read), the signature of the other arguments (the data inputs) and their
+        slots, and the parameter arrays whose pointers were taken, by name; None when a
+        parameter is a sequence or optional (the general path)."""
+        template: list[Any] = []
+        data, slots, held = [], [], {}
+        for arg, read in zip(self.signature.args, self._read):
+            if read and arg.is_param and arg.name in self.params:
+                if arg.sequence or arg.optional:
+                    return None
+                held[arg.name] = self.params[arg.name]
+                template.append(held[arg.name].ctypes.data)
+                continue
+            if read:  # a data input (or a missing parameter: check_inputs names it)
+                data.append(arg)
+                slots.append(len(template))
+            template.append(None)
+        signature = FunctionSignature(
+            tuple(data), self.signature.results, self.signature.result_dtypes,
+            self.signature.dim_ranges,
+        )  # fmt: skip
+        return template, signature, slots, held
 
     def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
