@@ -59,9 +59,9 @@ def _dims(op: linalg.GenericOp) -> list[list[int | None]] | None:
     return out
 
 
-def groups(op: linalg.GenericOp) -> list[list[int]] | None:
-    """The loops of `op` in runs that merge (each run of consecutive loops), or None when
-    nothing merges or the op does not qualify."""
+def groups(op: linalg.GenericOp) -> tuple[list[list[int]], list[list[int | None]]] | None:
+    """The loops of `op` in runs that merge (each run of consecutive loops) and `_dims` of
+    its operands, or None when nothing merges or the op does not qualify."""
     if not all(it.data == IteratorType.PARALLEL for it in op.iterator_types.data):
         return None
     if any(isinstance(inner, linalg.IndexOp) for inner in op.body.walk()):
@@ -97,28 +97,28 @@ def groups(op: linalg.GenericOp) -> list[list[int]] | None:
             runs[-1].append(d + 1)
         else:
             runs.append([d + 1])
-    return runs if len(runs) < loops else None
+    return (runs, per_operand) if len(runs) < loops else None
 
 
-def collapse(op: linalg.GenericOp, runs: list[list[int]]) -> None:
-    """Rebuild `op` over the merged loops `runs` on reshaped operands."""
+def _reshape(value: SSAValue, shape: list[int], where: InsertPoint, at: Operation) -> SSAValue:
+    """`value` viewed as `shape` (a tensor.reshape inserted at `where`, with `at`'s
+    location), or `value` itself when it has that shape."""
+    assert isinstance(value.type, TensorType)
+    if list(value.type.get_shape()) == shape:
+        return value
+    sizes = arith.ConstantOp(dense_from_numpy(np.array(shape, np.int64)))
+    new = tensor.ReshapeOp(value, sizes.result, TensorType(value.type.element_type, shape))
+    for o in (sizes, new):
+        o.location = at.location
+    Rewriter.insert_op([sizes, new], where)
+    return new.result
+
+
+def collapse(op: linalg.GenericOp, runs: list[list[int]], per_operand: list) -> None:
+    """Rebuild `op` over the merged loops `runs` on reshaped operands (`per_operand`: its
+    `_dims`)."""
     new_dim = {d: i for i, run in enumerate(runs) for d in run}
-    per_operand = _dims(op)
-    assert per_operand is not None
     operands = [*op.inputs, *op.outputs]
-    where = InsertPoint.before(op)
-
-    def reshape(value: SSAValue, shape: list[int]) -> SSAValue:
-        assert isinstance(value.type, TensorType)
-        if list(value.type.get_shape()) == shape:
-            return value
-        sizes = arith.ConstantOp(dense_from_numpy(np.array(shape, np.int64)))
-        target = TensorType(value.type.element_type, shape)
-        new = tensor.ReshapeOp(value, sizes.result, target)
-        for o in (sizes, new):
-            o.location = op.location
-            Rewriter.insert_op(o, where)
-        return new.result
 
     maps, values = [], []
     for value, dims in zip(operands, per_operand):
@@ -137,7 +137,7 @@ def collapse(op: linalg.GenericOp, runs: list[list[int]]) -> None:
             new_shape.append(math.prod(shape[axis : axis + width]))
             axis += width
         maps.append(AffineMapAttr(AffineMap(len(runs), 0, tuple(results))))
-        values.append(reshape(value, new_shape))
+        values.append(_reshape(value, new_shape, InsertPoint.before(op), op))
     n_in = len(op.inputs)
     body = op.body.clone()
     new = linalg.GenericOp(
@@ -149,25 +149,12 @@ def collapse(op: linalg.GenericOp, runs: list[list[int]]) -> None:
         [v.type for v in values[n_in:]],
     )
     new.location = op.location
-    Rewriter.insert_op(new, where)
-    after = InsertPoint.after(new)
+    Rewriter.insert_op(new, InsertPoint.before(op))
     for old, result in zip(op.results, new.results):
-        shape = list(old.type.get_shape())
-        if list(result.type.get_shape()) == shape:
-            old.replace_all_uses_with(result)
-            continue
-        sizes = arith.ConstantOp(dense_from_numpy(np.array(shape, np.int64)))
-        back = tensor.ReshapeOp(result, sizes.result, old.type)
-        for o in (sizes, back):
-            o.location = op.location
-            Rewriter.insert_op(o, after)
-            after = InsertPoint.after(o)
-        old.replace_all_uses_with(back.result)
+        assert isinstance(old.type, TensorType)
+        back = _reshape(result, list(old.type.get_shape()), InsertPoint.before(op), op)
+        old.replace_all_uses_with(back)
     Rewriter.erase_op(op)
-
-
-def _merges_something(op: Operation) -> list[list[int]] | None:
-    return groups(op) if isinstance(op, linalg.GenericOp) else None
 
 
 @dataclass(frozen=True)
@@ -183,6 +170,6 @@ class CollapseLoops(ModulePass):
         if not self.enabled:
             return
         for generic in [o for o in op.walk() if isinstance(o, linalg.GenericOp)]:
-            runs = _merges_something(generic)
-            if runs is not None:
-                collapse(generic, runs)
+            found = groups(generic)
+            if found is not None:
+                collapse(generic, *found)
