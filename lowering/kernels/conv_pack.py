@@ -39,6 +39,23 @@ def geometry(window: tuple[tuple[int, ...], ...]) -> list[int]:
     return [v for pair in window for v in pair]
 
 
+def load_geometry(w: Writer) -> dict[str, str]:
+    """In a function with parameter %geo: its 12 values by name (GEO)."""
+    return {n: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, n in enumerate(GEO)}
+
+
+def window_row(w: Writer, g: dict[str, str], kk: str, x: str, elem: str) -> tuple[str, ...]:
+    """Row `kk` of the im2col matrix, k = (c, i, jj): the input's channel c (a pointer into
+    `x`, elements of type `elem`), and its window tap's row and column offsets
+    i*DH - PT, jj*DW - PL."""
+    khw = w.mul(g["KH"], g["KW"])
+    r = w.op(f"srem i64 {kk}, {khw}")
+    xc = w.gep(x, w.mul(w.op(f"sdiv i64 {kk}, {khw}"), w.mul(g["H"], g["W"])), elem)
+    rowoff = w.sub(w.mul(w.op(f"sdiv i64 {r}, {g['KW']}"), g["DH"]), g["PT"])
+    coloff = w.sub(w.mul(w.op(f"srem i64 {r}, {g['KW']}"), g["DW"]), g["PL"])
+    return xc, rowoff, coloff
+
+
 def pack_conv(w: Writer, nr: int, vw: int) -> None:
     """Emit @xr_pack_conv for panels of `nr` columns filled `vw` lanes at a time."""
     v, m, iv = f"<{vw} x float>", f"<{vw} x i1>", f"<{vw} x i32>"
@@ -62,9 +79,7 @@ def pack_conv(w: Writer, nr: int, vw: int) -> None:
         return w.op(f"trunc i64 {x} to i32")
 
     with w.function("void", "@xr_pack_conv", params):
-        g = {n: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, n in enumerate(GEO)}
-        khw = w.mul(g["KH"], g["KW"])
-        hw = w.mul(g["H"], g["W"])
+        g = load_geometry(w)
         oy0 = w.op(f"sdiv i64 %j0, {g['OW']}")
         ox0 = w.op(f"srem i64 %j0, {g['OW']}")
         panels = w.op(f"sdiv i64 {w.add('%cols', str(nr - 1))}, {nr}")
@@ -73,14 +88,7 @@ def pack_conv(w: Writer, nr: int, vw: int) -> None:
         w_v, sw_v = splat(i32(g["W"])), splat(i32(g["SW"]))
         cols_v = splat(i32("%cols"))
         with w.loop("k", "0", "%kc") as k:
-            kk = w.add("%k0", k)
-            c = w.op(f"sdiv i64 {kk}, {khw}")
-            r = w.op(f"srem i64 {kk}, {khw}")
-            i = w.op(f"sdiv i64 {r}, {g['KW']}")
-            jj = w.op(f"srem i64 {r}, {g['KW']}")
-            xc = w.gep("%x", w.mul(c, hw))
-            rowoff = w.sub(w.mul(i, g["DH"]), g["PT"])
-            coloff = w.sub(w.mul(jj, g["DW"]), g["PL"])
+            xc, rowoff, coloff = window_row(w, g, w.add("%k0", k), "%x", "float")
             oy, ox = w.var("i64", oy0, "oy"), w.var("i64", ox0, "ox")
             with w.loop("p", "0", panels) as p:
                 for h in range(nr // vw):

@@ -22,7 +22,7 @@ the f32 packer does: 32 bytes per load made its bookkeeping cost more than it sa
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels.conv_pack import GEO
+from xrelay.lowering.kernels.conv_pack import load_geometry, window_row
 from xrelay.lowering.kernels.irtext import Writer
 
 PARAMS = [
@@ -59,9 +59,7 @@ def im2col(w: Writer) -> None:
         return w.op(f"icmp slt <{lanes} x i32> {vec}, {splat}")
 
     with w.function("void", "@xr_iim2col", PARAMS):
-        g = {k: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, k in enumerate(GEO)}
-        khw = w.mul(g["KH"], g["KW"])
-        hw = w.mul(g["H"], g["W"])
+        g = load_geometry(w)
         unit = w.op(f"icmp eq i64 {g['SW']}, 1")
         two = w.op(f"icmp eq i64 {g['SW']}, 2")
         oy_first = w.op(f"sdiv i64 %j0, {g['OW']}")
@@ -75,10 +73,7 @@ def im2col(w: Writer) -> None:
             w.do(f"call void @llvm.memset.p0.i64(ptr {out}, i8 0, i64 %cols, i1 false)")
             w.br(done)
             w.block(inside)
-            rem = w.op(f"srem i64 {kk}, {khw}")
-            xc = w.gep("%x", w.mul(w.op(f"sdiv i64 {kk}, {khw}"), hw), "i8")
-            rowoff = w.mul(w.op(f"sdiv i64 {rem}, {g['KW']}"), g["DH"])
-            coloff = w.mul(w.op(f"srem i64 {rem}, {g['KW']}"), g["DW"])
+            xc, rowoff, coloff = window_row(w, g, kk, "%x", "i8")  # (PT = PL = 0)
             with w.loop("oy", oy_first, oy_end) as oy:
                 row0 = w.mul(oy, g["OW"])
                 a = w.op(f"call i64 @llvm.smax.i64(i64 {w.sub('%j0', row0)}, i64 0)")
