@@ -31,13 +31,13 @@ does. What does not match stays for qnn-float-products and qnn-legalize.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, TensorType, i8, i16, i32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xrelay.dialects import qnn, relay
@@ -65,19 +65,18 @@ def _constant_ints(value: SSAValue) -> np.ndarray | None:
     return None if array is None else np.asarray(array, np.int64)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Requantize:
     """What follows a product and folds into its kernel: `ops` (bias_add?, requantize,
     clip?) in order, the i32 vector `add` per output channel (bias minus the requantize's
     input zero point), the f32 `multipliers`, the output's zero point and clamp."""
 
-    ops: list[Operation] = field(default_factory=list)
-    add: np.ndarray | None = None
-    multipliers: np.ndarray | None = None
-    zero_point: int = 0
-    lo: int = 0
-    hi: int = 0
-    dtype: Attribute | None = None
+    ops: list[Operation]
+    add: np.ndarray
+    multipliers: np.ndarray
+    zero_point: int
+    lo: int
+    hi: int
 
 
 def _per_channel(value: SSAValue, rows: int, rank: int, axis: int, channel: int):
@@ -95,16 +94,17 @@ def requantize_chain(op: qnn.ProductOp, rows: int, channel: int) -> Requantize |
     """The bias_add -> requantize -> clip after `op` that its kernel can do, or None."""
     out = op.results[0]
     rank = len(shape_of(out))
-    chain = Requantize(add=np.zeros(rows, np.int64))
+    ops: list[Operation] = []
+    add = np.zeros(rows, np.int64)
     user = single_user(out)
     if isinstance(user, relay.BiasAddOp):
         bias = constant_value(user.operands[1])
-        if bias is None or bias.shape != (rows,) or user.attrs.axis % rank != channel:
+        if user.operands[0] is not out or bias is None or bias.shape != (rows,):
             return None
-        if user.operands[0] is not out:
+        if user.attrs.axis % rank != channel:
             return None
-        chain.add = chain.add + np.asarray(bias, np.int64)
-        chain.ops.append(user)
+        add += np.asarray(bias, np.int64)
+        ops.append(user)
         user = single_user(user.results[0])
     if not isinstance(user, qnn.RequantizeOp) or user.attrs.rounding != "half_to_even":
         return None
@@ -118,22 +118,20 @@ def requantize_chain(op: qnn.ProductOp, rows: int, channel: int) -> Requantize |
         return None
     if out_scale.ndim or out_zp.ndim or in_scale.dtype != np.float32:
         return None
-    chain.ops.append(user)
-    chain.add = chain.add - np.asarray(in_zp, np.int64)
     # qnn-legalize: f32(acc - in_zp) * (in_scale / out_scale), divided in f32
-    chain.multipliers = (in_scale / np.float32(out_scale)).astype(np.float32)
-    chain.zero_point = int(out_zp)
-    chain.dtype = a.out_dtype
-    chain.lo, chain.hi = dtype_range(a.out_dtype)
+    multipliers = (in_scale / np.float32(out_scale)).astype(np.float32)
+    if not np.all(np.isfinite(multipliers)):
+        return None
+    ops.append(user)
+    add -= np.asarray(in_zp, np.int64)
+    lo, hi = dtype_range(a.out_dtype)
     clip = single_user(user.results[0])
     if isinstance(clip, relay.ClipOp):
-        lo, hi = clip.attrs.a_min, clip.attrs.a_max
-        if lo == int(lo) and hi == int(hi) and max(chain.lo, lo) <= min(chain.hi, hi):
-            chain.lo, chain.hi = max(chain.lo, int(lo)), min(chain.hi, int(hi))
-            chain.ops.append(clip)
-    if not np.all(np.isfinite(chain.multipliers)):
-        return None
-    return chain
+        a_min, a_max = clip.attrs.a_min, clip.attrs.a_max
+        if a_min == int(a_min) and a_max == int(a_max) and max(lo, a_min) <= min(hi, a_max):
+            lo, hi = max(lo, int(a_min)), min(hi, int(a_max))
+            ops.append(clip)
+    return Requantize(ops, add, multipliers, int(out_zp), lo, hi)
 
 
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
@@ -252,7 +250,6 @@ def rewrite_product(
         args = [op.data, packed_arg]
     spec = replace(spec, shift=correction is not None, group=group, flip=flip)
     if chain is not None:
-        assert chain.multipliers is not None and chain.dtype is not None
         multipliers = chain.multipliers
         args.append(weights.add(f"{stem}.multipliers", (rows,), lambda: multipliers))
         spec = replace(
