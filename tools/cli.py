@@ -479,10 +479,15 @@ def cmd_profile(args: argparse.Namespace) -> None:
     for r in rows:
         share = 100 * r.ms / total if total else 0.0
         print(f"{r.name:<28}{r.ms:>10.3f}{share:>8.1f}{r.calls:>7}{r.gflops:>10.2f}")
-    print(f"\n{'kernel':<28}{'node':<28}{'ms/run':>10}{'%':>8}")
+    node_ms: dict[str, float] = {}
+    for s in sites:
+        node_ms[s["node"]] = node_ms.get(s["node"], 0.0) + s["ms"]
+    print(f"\n{'kernel':<28}{'node':<28}{'ms/run':>10}{'%':>8}{'node GFLOP/s':>14}")
     for s in sorted(sites, key=lambda s: -s["ms"])[: args.top]:
         share = 100 * s["ms"] / total if total else 0.0
-        print(f"{s['kernel'][:27]:<28}{s['node'][:27]:<28}{s['ms']:>10.3f}{share:>8.1f}")
+        flops, ms = nodes.get(s["node"], ("", 0))[1], node_ms[s["node"]]
+        rate = f"{flops / ms / 1e6:>14.1f}" if flops and ms > 0 else ""
+        print(f"{s['kernel'][:27]:<28}{s['node'][:27]:<28}{s['ms']:>10.3f}{share:>8.1f}{rate}")
     print(
         f"\ntotal of calls {total:.3f} ms, measured run {wall:.3f} ms "
         f"(median of {args.runs}; the rest is the call from Python and input checks)"

@@ -72,11 +72,9 @@ def pad_spatial(
     if min(*begins, *ends) >= 0:
         rank = len(shape)
         d = dims(rank)
+        y = _fill_border(e, e.empty(out, elem), shape, begins, ends, fill)
         at = amap(rank, [d[i] + (begins[i - lead] if i >= lead else 0) for i in range(rank)])
-        filled = e.full(out, elem, fill)
-        (y,) = e.generic(
-            [x], [identity(rank)], [filled], [at], ["parallel"] * rank, lambda b: b.args[0]
-        )
+        (y,) = e.generic([x], [identity(rank)], [y], [at], ["parallel"] * rank, lambda b: b.args[0])
         return y
 
     def body(b: Body) -> SSAValue:
@@ -93,6 +91,49 @@ def pad_spatial(
         return b.select(ok, value, b.const(fill, elem))
 
     return e.map([], out, elem, body)
+
+
+def _fill_border(
+    e: Emitter, y: SSAValue, shape: list[Dim], begins: list[int], ends: list[int], fill: float
+) -> SSAValue:
+    """Write `fill` into the padding of y (x's `shape` padded by begins/ends on its trailing
+    axes) and nowhere else: per padded axis k, the slabs before and after x along k, within
+    x's extent on the padded axes before k and whole along those after (disjoint boxes
+    covering the border once). Each slab is a generic over a dummy operand of its shape
+    writing y at its offsets, so the interior is written once, by the copy that follows."""
+    lead = len(shape) - len(begins)
+    rank = len(shape)
+    d = dims(rank)
+    elem = y.type.element_type
+    out = [*shape[:lead], *(s + b + t for s, b, t in zip(shape[lead:], begins, ends))]
+    for k in range(len(begins)):
+        inner = [shape[lead + j] for j in range(k)]
+        outer = out[lead + k + 1 :]
+        for width, start in ((begins[k], 0), (ends[k], begins[k] + shape[lead + k])):
+            if width == 0:
+                continue
+            box = [*shape[:lead], *inner, width, *outer]
+            offsets = [0] * lead + begins[:k] + [start] + [0] * len(outer)
+            # a plain loop dimension must span its whole axis (the verifier's rule), so a
+            # box starting at 0 on a padded axis it does not fill runs that axis backwards
+            at = amap(
+                rank,
+                [
+                    d[i] * -1 + (box[i] - 1)
+                    if i >= lead and not offsets[i] and box[i] != out[i]
+                    else d[i] + offsets[i]
+                    for i in range(rank)
+                ],
+            )
+            (y,) = e.generic(
+                [e.empty(box, elem)],
+                [identity(rank)],
+                [y],
+                [at],
+                ["parallel"] * rank,
+                lambda b: b.const(fill, elem),
+            )
+    return y
 
 
 def _check_layout(e: Emitter, actual: str, expected: str, what: str) -> None:
@@ -589,7 +630,9 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     begins, ends = _pool_padding(op)
     x = pad_spatial(e, op.data, begins, ends, lowest(elem) if is_max else 0)
     kind = "max" if is_max else "add"
-    if math.prod(a.pool_size) <= POOL_UNROLLED:
+    if n_sp == 2 and min(a.pool_size) > 1 and max(a.pool_size) <= POOL_UNROLLED:
+        y = _pool_separable(e, op, x, kind, out_shape, elem, is_max)
+    elif math.prod(a.pool_size) <= POOL_UNROLLED:
         # one loop over the output, the window's reads unrolled in its body: each is affine
         # in the output position (unit stride along a row for stride 1), so the innermost
         # loop vectorizes and the result is written once
@@ -617,6 +660,40 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     rank_out = 2 + n_sp
     maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
     return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)
+
+
+def _pool_separable(
+    e: Emitter, op, x: SSAValue, kind: str, out_shape: list, elem, is_max: bool
+) -> SSAValue:
+    """A 2-D pool as two 1-D passes (a window is a box): down the rows into
+    [N, C, OH, padded W], then along each row. Each pass reads kh or kw values per result
+    instead of kh * kw, and the first reads whole rows at unit stride whatever the stride."""
+    a = op.attrs
+    acc_elem = elem if is_max else accumulator_type(elem)
+    (sh, sw), (dh, dw), (kh, kw) = a.strides, a.dilation, a.pool_size
+    rows = [*out_shape[:3], shape_of(x)[3]]
+
+    def down(b: Body) -> SSAValue:
+        n, c, i, j = (b.idx(k) for k in range(4))
+        acc = None
+        for t in range(kh):
+            value = b.cast(b.extract(x, [n, c, b.affine([(sh, i)], t * dh), j]), acc_elem)
+            acc = value if acc is None else b.binary(kind, acc, value)
+        assert acc is not None
+        return acc
+
+    partial = e.map([], rows, acc_elem, down)
+
+    def along(b: Body) -> SSAValue:
+        n, c, i, j = (b.idx(k) for k in range(4))
+        acc = None
+        for t in range(kw):
+            value = b.extract(partial, [n, c, i, b.affine([(sw, j)], t * dw)])
+            acc = value if acc is None else b.binary(kind, acc, value)
+        assert acc is not None
+        return b.cast(acc, elem) if acc_elem != elem else acc
+
+    return e.map([], out_shape, elem, along)
 
 
 def _pool_loops(e: Emitter, op, x: SSAValue, kind: str, out_shape: list, elem) -> SSAValue:

@@ -225,6 +225,10 @@ def test_normalizations():
         {"pool_size": (2, 2), "strides": (2, 2)},
         {"pool_size": (3, 3), "strides": (2, 2), "ceil_mode": True},
         {"pool_size": (3, 2), "padding": (1, 0, 1, 1), "dilation": (2, 1)},
+        # padding after only, on rows and columns (ceil mode adds cells): border slabs
+        # that start at 0 on an axis they do not fill
+        {"pool_size": (3, 3), "strides": (2, 1), "padding": (0, 2, 1, 0), "ceil_mode": True},
+        {"pool_size": (1, 3), "strides": (1, 2), "padding": (2, 0, 0, 1)},
     ],
 )
 def test_pools(attrs):
@@ -245,6 +249,10 @@ def test_pools_1d_3d_and_global():
     check_jit(
         [((1, 2, 5, 6, 7), F)],
         lambda x: relay.AvgPool3DOp(x, pool_size=(2, 2, 3), strides=(1, 2, 2)),
+    )
+    check_jit(
+        [((1, 2, 5, 6, 7), F)],
+        lambda x: relay.MaxPool3DOp(x, pool_size=(2, 3, 2), padding=(1, 0, 1, 0, 2, 1)),
     )
     check_jit([((2, 3, 5, 7), F)], lambda x: relay.GlobalAvgPool2DOp(x))
     check_jit([((2, 3, 5, 7), F)], lambda x: relay.GlobalMaxPool2DOp(x))

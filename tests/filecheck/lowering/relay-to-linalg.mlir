@@ -35,12 +35,20 @@ func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x5xf32>) -> tensor<4x5xf32> {
 
 // -----
 
-// A padded conv: the padding is a fill, then a copy of the input into its interior (unit
-// stride on both sides: the output map is offset by the padding), group views as
-// tensor.reshape, then one generic with strided affine maps; loops n, g, o, then the
-// reductions over channels and kernel, then the output rows and columns innermost.
+// A padded conv: the padding's border is written by four generics (rows above and below,
+// then the columns left and right of the input's rows; one that starts at 0 without
+// filling its axis runs it backwards), then the input is copied into the interior (unit
+// stride on both sides: the output map is offset by the padding): each element is written
+// once. Group views as tensor.reshape, then one generic with strided affine maps; loops
+// n, g, o, then the reductions over channels and kernel, then the output rows and columns
+// innermost.
 // CHECK-LABEL: func.func @conv_padded
-// CHECK: %[[F:.+]] = linalg.fill
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<1x3x10x10xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 * -1), d3)>{{.*}} ins({{.*}} : tensor<1x3x1x10xf32>) outs(%[[E]] : tensor<1x3x10x10xf32>)
+// CHECK: affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 9), d3)>{{.*}} ins({{.*}} : tensor<1x3x1x10xf32>)
+// CHECK: affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 * -1))>{{.*}} ins({{.*}} : tensor<1x3x8x1xf32>)
+// CHECK: %[[F:.+]] = linalg.generic {{.*}} affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 + 9))>{{.*}} ins({{.*}} : tensor<1x3x8x1xf32>)
 // CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 + 1))>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x8x8xf32>) outs(%[[F]] : tensor<1x3x10x10xf32>)
 // CHECK: tensor.reshape {{.*}} -> tensor<1x1x3x10x10xf32>
 // CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d3, ((d6 * 2) + d4), ((d7 * 2) + d5))>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d3, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d6, d7)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
@@ -54,9 +62,10 @@ func.func @conv_padded(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // A convolution with few products per output (depthwise: 1 channel x 3x3) is one generic
 // with only parallel iterators whose body reads all nine products; no accumulator is filled
-// (the one fill is the padding's).
+// (nor the padding, whose border its own generics write).
 // CHECK-LABEL: func.func @conv_depthwise
-// CHECK: linalg.fill {{.*}} -> tensor<1x4x10x10xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: ins(%x : tensor<1x4x8x8xf32>) outs({{.*}} : tensor<1x4x10x10xf32>)
 // CHECK-NOT: linalg.fill
 // CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
 // CHECK-COUNT-9: arith.mulf
@@ -69,15 +78,17 @@ func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> t
 
 // -----
 
-// A 3x3 max pool: the input copied into a buffer filled with -inf, then one parallel
-// generic taking the maximum of the window's nine values (each read at an affine position
-// of the output).
+// A 3x3 max pool: the input copied into a buffer whose border is -inf, then the window as
+// two passes (a box): the maximum of three rows for each padded column, then of three of
+// those along each output row (each read at an affine position of the output).
 // CHECK-LABEL: func.func @max_pool_window
-// CHECK: %[[LOW:.+]] = arith.constant 0xff800000 : f32
-// CHECK: linalg.fill ins(%[[LOW]] : f32)
+// CHECK: arith.constant 0xff800000 : f32
 // CHECK: ins(%x : tensor<1x2x6x6xf32>)
-// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-// CHECK-COUNT-8: arith.maximumf
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs({{.*}} : tensor<1x2x6x8xf32>)
+// CHECK-COUNT-2: arith.maximumf
+// CHECK-NOT: arith.maximumf
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs({{.*}} : tensor<1x2x6x6xf32>)
+// CHECK-COUNT-2: arith.maximumf
 // CHECK-NOT: linalg.generic
 func.func @max_pool_window(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32> {
   %0 = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x6xf32>
