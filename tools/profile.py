@@ -5,7 +5,8 @@ compiled main is timed with the monotonic clock into counters), run once to warm
 then `runs` times; each call's mean time is attributed to the model node it came from (its
 location), and through the node to its relay op type (the op with the most FLOPs when an
 import made several ops of one node). FLOPs come from the relay types: 2 per
-multiply-add of convolutions and products, one per output element otherwise.
+multiply-add of convolutions and products (qnn's integer ones too), one per output element
+otherwise.
 
 `summarize` gives the table rows; `chrome_trace` a Chrome trace (chrome://tracing,
 Perfetto) of one mean run, the calls laid end to end.
@@ -21,11 +22,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Operation
-from xrelay.dialects import relay
+from xrelay.dialects import qnn, relay
 from xrelay.dialects.relay.base import RelayOp
 from xrelay.ir import location_str
 
-PRODUCTS = (relay.DenseOp, relay.MatmulOp, relay.BatchMatmulOp)
+CONVS = (relay.Conv2DOp, qnn.Conv2DOp)
+PRODUCTS = (relay.DenseOp, relay.MatmulOp, relay.BatchMatmulOp, qnn.DenseOp, qnn.BatchMatmulOp)
 
 
 def op_flops(op: Operation) -> int:
@@ -34,7 +36,7 @@ def op_flops(op: Operation) -> int:
     if not isinstance(out, TensorType) or DYNAMIC_INDEX in out.get_shape():
         return 0
     elements = int(np.prod(out.get_shape()))
-    if isinstance(op, relay.Conv2DOp):
+    if isinstance(op, CONVS):
         weight = op.operands[1].type
         assert isinstance(weight, TensorType)
         _, cin, kh, kw = weight.get_shape()

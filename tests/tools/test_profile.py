@@ -58,5 +58,20 @@ def test_cli_tables_and_trace(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("op type") and "total of calls" in done.stdout
+    assert "node GFLOP/s" in done.stdout
     events = json.loads(trace.read_text())["traceEvents"]
     assert events and all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
+
+
+def test_quantized_products_count_their_operations():
+    """qnn.conv2d and qnn.dense count 2 operations per multiply-add as their float twins do
+    (they counted one per output element, so an int8 model's convolutions showed 0.7
+    GFLOP/s)."""
+    from xrelay.tests.lowering.test_qnn_float_products import conv_module, dense_module
+
+    conv = xrelay.parse_module(conv_module(8, 16, 2, 2, 3))
+    (op,) = [o for o in conv.walk() if o.name == "qnn.conv2d"]
+    assert profile.op_flops(op) == 2 * (16 * 4 * 4) * (4 * 3 * 3)
+    dense = xrelay.parse_module(dense_module(3, 40, 5, "ui8", "i8", 0, "dense<0> : tensor<i32>"))
+    (op,) = [o for o in dense.walk() if o.name == "qnn.dense"]
+    assert profile.op_flops(op) == 2 * 3 * 5 * 40
