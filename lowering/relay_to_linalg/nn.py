@@ -628,11 +628,12 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     elem = out.element_type
     is_max = isinstance(op, relay.MaxPool1DOp | relay.MaxPool2DOp | relay.MaxPool3DOp)
     begins, ends = _pool_padding(op)
-    x = pad_spatial(e, op.data, begins, ends, lowest(elem) if is_max else 0)
     kind = "max" if is_max else "add"
+    fill = lowest(elem) if is_max else 0
     if n_sp == 2 and min(a.pool_size) > 1 and max(a.pool_size) <= POOL_UNROLLED:
-        y = _pool_separable(e, op, x, kind, out_shape, elem, is_max)
+        y = _pool_separable(e, op, kind, out_shape, elem, is_max, begins, ends)
     elif math.prod(a.pool_size) <= POOL_UNROLLED:
+        x = pad_spatial(e, op.data, begins, ends, fill)
         # one loop over the output, the window's reads unrolled in its body: each is affine
         # in the output position (unit stride along a row for stride 1), so the innermost
         # loop vectorizes and the result is written once
@@ -653,7 +654,7 @@ def lower_pool(e: Emitter, op) -> SSAValue:
 
         y = e.map([], out_shape, elem, window_body)
     else:
-        y = _pool_loops(e, op, x, kind, out_shape, elem)
+        y = _pool_loops(e, op, pad_spatial(e, op.data, begins, ends, fill), kind, out_shape, elem)
     if is_max:
         return y
     divisors = e.constant(_avg_pool_divisors(op).astype(numpy_dtype(elem)))
@@ -663,32 +664,58 @@ def lower_pool(e: Emitter, op) -> SSAValue:
 
 
 def _pool_separable(
-    e: Emitter, op, x: SSAValue, kind: str, out_shape: list, elem, is_max: bool
+    e: Emitter, op, kind: str, out_shape: list, elem, is_max: bool, begins: list, ends: list
 ) -> SSAValue:
-    """A 2-D pool as two 1-D passes (a window is a box): down the rows into
-    [N, C, OH, padded W], then along each row. Each pass reads kh or kw values per result
-    instead of kh * kw, and the first reads whole rows at unit stride whatever the stride."""
+    """A 2-D pool as two 1-D passes (a window is a box): down the rows of the unpadded
+    input into [N, C, OH, padded W] (interior columns; the padding's columns are filled),
+    then along each output row. Each pass reads kh or kw values per result instead of
+    kh * kw, the first at unit stride whatever the stride, and the input is never copied
+    into a padded buffer: a row tap outside the input (the same for a whole row, so the
+    loop still vectorizes) reads a clamped row and selects the padding's value."""
     a = op.attrs
+    x = op.data
     acc_elem = elem if is_max else accumulator_type(elem)
+    fill = lowest(acc_elem) if is_max else 0
     (sh, sw), (dh, dw), (kh, kw) = a.strides, a.dilation, a.pool_size
-    rows = [*out_shape[:3], shape_of(x)[3]]
+    n_, c_, h, w = shape_of(x)
+    oh = out_shape[2]
 
     def down(b: Body) -> SSAValue:
         n, c, i, j = (b.idx(k) for k in range(4))
         acc = None
         for t in range(kh):
-            value = b.cast(b.extract(x, [n, c, b.affine([(sh, i)], t * dh), j]), acc_elem)
+            row = b.affine([(sh, i)], t * dh - begins[0])
+            if t * dh - begins[0] >= 0 and (oh - 1) * sh + t * dh - begins[0] < h:
+                value = b.cast(b.extract(x, [n, c, row, j]), acc_elem)
+            else:
+                value = b.cast(b.extract(x, [n, c, b.clamp(row, h), j]), acc_elem)
+                value = b.select(b.in_range(row, h), value, b.const(fill, acc_elem))
             acc = value if acc is None else b.binary(kind, acc, value)
         assert acc is not None
         return acc
 
-    partial = e.map([], rows, acc_elem, down)
+    # the interior's first column in the partial rows: the padding's (or 1 when there is
+    # padding after only: a plain loop dimension may not stop short of its axis)
+    lo = begins[1] if begins[1] or not ends[1] else 1
+    rows = [n_, c_, oh, w]
+    partial = e.empty([n_, c_, oh, lo + w + ends[1]], acc_elem)
+    partial = _fill_border(e, partial, rows, [lo], ends[1:], fill)
+    d = dims(4)
+    (partial,) = e.generic(
+        [e.empty(rows, acc_elem)],  # a dummy operand carrying the loops' sizes
+        [identity(4)],
+        [partial],
+        [amap(4, [d[0], d[1], d[2], d[3] + lo])],
+        ["parallel"] * 4,
+        down,
+    )
+    skip = lo - begins[1]
 
     def along(b: Body) -> SSAValue:
         n, c, i, j = (b.idx(k) for k in range(4))
         acc = None
         for t in range(kw):
-            value = b.extract(partial, [n, c, i, b.affine([(sw, j)], t * dw)])
+            value = b.extract(partial, [n, c, i, b.affine([(sw, j)], t * dw + skip)])
             acc = value if acc is None else b.binary(kind, acc, value)
         assert acc is not None
         return b.cast(acc, elem) if acc_elem != elem else acc
