@@ -157,26 +157,40 @@ def lower_conv(e: Emitter, op) -> SSAValue:
     o_all, c = w_shape[:2]
     o = o_all // groups
     kernel = w_shape[2:]
-    x = pad_spatial(e, op.data, list(a.padding[:n_sp]), list(a.padding[n_sp:]), 0)
+    windowed = is_float(elem) and c * math.prod(kernel) <= CONV_UNROLLED
+    # a window loop with stride 2 along rows reads its columns from two halves, the even
+    # and the odd columns of the padded input (unit stride: strided reads were gathers)
+    halves = windowed and n_sp == 2 and a.strides[1] == 2 and a.dilation[1] == 1
+    ends = list(a.padding[n_sp:])
+    if halves and (x_shape[3] + a.padding[1] + ends[1]) % 2:
+        ends[1] += 1  # an even padded width, so both halves have the same length
+    x = pad_spatial(e, op.data, list(a.padding[:n_sp]), ends, 0)
     padded = list(shape_of(x))
     x = view(e, x, [n, groups, c, *padded[2:]])
     w = view(e, op.weight, [groups, o, c, *kernel])
-    if is_float(elem) and c * math.prod(kernel) <= CONV_UNROLLED:
+    if windowed:
         # few products per output (depthwise convolutions): one loop over the output whose
         # body reads them all (the weights are invariant along the innermost, vectorized
         # loop); the output is written once instead of once per product
         acc_elem = accumulator_type(elem)
+        parts = _column_halves(e, x) if halves else None
+
+        def read(b: Body, ni, gi, ci, sp, offs) -> SSAValue:
+            if parts is not None:
+                row = b.affine([(a.strides[0], sp[0])], offs[0] * a.dilation[0])
+                col = b.affine([(1, sp[1])], offs[1] // 2)
+                return b.extract(parts[offs[1] % 2], [ni, gi, ci, row, col])
+            where = [
+                b.affine([(a.strides[i], sp[i])], offs[i] * a.dilation[i]) for i in range(n_sp)
+            ]
+            return b.extract(x, [ni, gi, ci, *where])
 
         def window_body(b: Body) -> SSAValue:
             ni, gi, oi, *sp = (b.idx(k) for k in range(3 + n_sp))
             acc = b.const(0, acc_elem)
             for ci in range(c):
                 for offs in itertools.product(*(range(k) for k in kernel)):
-                    where = [
-                        b.affine([(a.strides[i], sp[i])], offs[i] * a.dilation[i])
-                        for i in range(n_sp)
-                    ]
-                    xv = b.cast(b.extract(x, [ni, gi, b.iconst(ci), *where]), acc_elem)
+                    xv = b.cast(read(b, ni, gi, b.iconst(ci), sp, offs), acc_elem)
                     wv = b.extract(w, [gi, oi, b.iconst(ci), *(b.iconst(k) for k in offs)])
                     acc = b.binary("add", acc, b.binary("mul", xv, b.cast(wv, acc_elem)))
             return b.cast(acc, elem) if acc_elem != elem else acc
@@ -208,6 +222,33 @@ def lower_conv(e: Emitter, op) -> SSAValue:
         multiply_add,
     )
     return view(e, y, out_shape)
+
+
+def _column_halves(e: Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The even and the odd columns of x (its last axis, of even length), in one loop that
+    reads each pair of columns once (LLVM loads whole vectors and shuffles them apart)."""
+    shape = list(shape_of(x))
+    # rows one after another: an even row length keeps each pair within its row, and the
+    # loop runs over whole planes (a half row is too short to vectorize)
+    x = view(e, x, [*shape[:-2], shape[-2] * shape[-1]])
+    half = [*shape[:-2], shape[-2] * shape[-1] // 2]
+    rank = len(half)
+    elem = x.type.element_type
+
+    def split(b: Body) -> list[SSAValue]:
+        *lead, j = (b.idx(k) for k in range(rank))
+        return [b.extract(x, [*lead, b.affine([(2, j)], k)]) for k in (0, 1)]
+
+    even, odd = e.generic(
+        [],
+        [],
+        [e.empty(half, elem), e.empty(half, elem)],
+        [identity(rank), identity(rank)],
+        ["parallel"] * rank,
+        split,
+    )
+    rows = [*shape[:-1], shape[-1] // 2]
+    return view(e, even, rows), view(e, odd, rows)
 
 
 def _loop(b: Body, count: int, acc: SSAValue, step: Callable[..., SSAValue]) -> SSAValue:

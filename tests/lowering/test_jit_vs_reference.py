@@ -109,6 +109,12 @@ def test_cast(src, dst):
         ((2, 3, 9, 7), (5, 3, 3, 2), {"strides": (2, 1), "padding": (1, 0, 2, 1)}),
         ((1, 4, 9, 9), (4, 2, 3, 3), {"groups": 2, "dilation": (2, 2), "padding": (1, 1, 1, 1)}),
         ((1, 4, 6, 6), (4, 1, 3, 3), {"groups": 4, "padding": (1, 1, 1, 1), "strides": (2, 2)}),
+        # stride 2 along rows with few products: columns read from the even and odd halves
+        # of the padded input (odd padded widths get a column more; 5-wide and 2-wide
+        # windows, stride 1 down, dilation down, a batch of 2)
+        ((2, 3, 7, 9), (3, 1, 3, 5), {"groups": 3, "padding": (1, 2, 0, 1), "strides": (1, 2)}),
+        ((1, 6, 8, 8), (6, 1, 2, 2), {"groups": 6, "strides": (2, 2), "dilation": (2, 1)}),
+        ((1, 2, 5, 9), (4, 1, 3, 3), {"groups": 2, "padding": (1, 1, 1, 1), "strides": (2, 2)}),
     ],
 )
 def test_conv2d(data, weight, attrs):

@@ -78,6 +78,33 @@ func.func @conv_depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> t
 
 // -----
 
+// A depthwise convolution with stride 2 along rows reads its columns from two halves of the
+// padded input (padded to an even width: 7 + 1 + 1 + 1 more): one loop over each plane as
+// a row of 90 values writes the even and the odd ones (unit-stride writes; the reads pair
+// up), and the window's columns 0 and 2 read the even half at j and j + 1, column 1 the
+// odd half at j, all at unit stride in the output column j.
+// CHECK-LABEL: func.func @conv_depthwise_stride2
+// CHECK: ins(%x : tensor<1x4x7x7xf32>) outs({{.*}} : tensor<1x4x9x10xf32>)
+// CHECK: %[[FLAT:.+]] = tensor.reshape {{.*}} -> tensor<1x4x1x90xf32>
+// CHECK: %[[E:.+]], %[[O:.+]] = linalg.generic {{.*}} outs({{.*}} : tensor<1x4x1x45xf32>, tensor<1x4x1x45xf32>)
+// CHECK-COUNT-2: tensor.extract %[[FLAT]]
+// CHECK: %[[EVEN:.+]] = tensor.reshape %[[E]]({{.*}} -> tensor<1x4x1x9x5xf32>
+// CHECK: %[[ODD:.+]] = tensor.reshape %[[O]]({{.*}} -> tensor<1x4x1x9x5xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<1x4x1x4x4xf32>)
+// CHECK: tensor.extract %[[EVEN]]
+// CHECK: arith.mulf
+// CHECK: tensor.extract %[[ODD]]
+// CHECK: arith.mulf
+// CHECK: tensor.extract %[[EVEN]]
+// CHECK-COUNT-7: arith.mulf
+// CHECK-NOT: arith.mulf
+func.func @conv_depthwise_stride2(%x: tensor<1x4x7x7xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, groups = 4 : i64} : (tensor<1x4x7x7xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  func.return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // A 3x3 max pool as two passes (a window is a box), the input never copied into a padded
 // buffer: the maximum of three rows of the input for each column, into rows one column
 // wider on each side (those columns are -inf); a row tap outside the input reads a
