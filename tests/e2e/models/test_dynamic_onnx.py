@@ -83,6 +83,23 @@ def test_light_cnn_dynamic_batch(name):
     check_cnn(name, (1, 2))
 
 
+def test_window_ops_with_a_dynamic_batch():
+    """A stride-2 depthwise convolution (columns from even / odd halves), a padded max pool
+    and an average pool without the padding's count (two passes over the unpadded input,
+    the padding's border filled apart): one build for batch 1 and 3."""
+    w = rng.standard_normal((6, 1, 3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], group=6, strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3, 3], pads=[1, 0, 1, 1]),
+        helper.make_node(
+            "AveragePool", ["m"], ["y"], kernel_shape=[3, 2], strides=[1, 2], pads=[0, 1, 2, 0]
+        ),
+    ]
+    model = model_of(nodes, {"x": ["N", 6, 11, 13]}, {"w": w})
+    lib = run_shapes(model, inputs_of([(1, 6, 11, 13), (3, 6, 11, 13)]))
+    assert lib.native is not None and lib.compiles == 1, lib.refused
+
+
 # --- a small BERT with dynamic batch and sequence ---------------------------------------
 
 BERT_SHAPES = [(b, s) for b in (1, 2) for s in (1, 7, 16)]
