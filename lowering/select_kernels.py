@@ -8,7 +8,9 @@ users after it, in this order:
     (bias_add | add/subtract/multiply by a per-channel vector | batch_norm)*
     [add of a tensor shaped like the result (a residual)]  [relu]
 
-where the channel axis is the output's last axis for products and axis 1 for convolutions.
+where the channel axis is the output's last axis for products and axis 1 for convolutions,
+and, after a grouped convolution, a channel shuffle across its groups (written by the GEMM
+in shuffled order: `_fold_channel_shuffle`).
 The chain folds into `result * scale[ch] + shift[ch] (+ residual)`, then relu; scale and
 shift are computed by small relay ops on the vectors. The chain is replaced by
 
@@ -244,6 +246,41 @@ class Chain:
         return True
 
 
+def _fold_channel_shuffle(chain: Chain) -> None:
+    """A grouped convolution's result shuffled across its g groups (ShuffleNet: reshape
+    [N, g, C/g, H, W], transpose (0, 2, 1, 3, 4), reshape back [N, C, H, W]) is written
+    shuffled by the GEMM itself: row j of group i is channel j * g + i, so the group's C
+    stride becomes H*W and the row stride g*H*W. The reshapes and the transpose join the
+    chain (erased with it); a residual (read in C's layout) keeps them apart."""
+    anchor, spec = chain.anchor, chain.anchor.spec
+    if not isinstance(anchor.op, relay.Conv2DOp) or chain.residual is not None:
+        return
+    groups = anchor.op.attrs.groups
+    n, channels, oh, ow = shape_of(chain.value)
+    if groups < 2 or not spec.batch or spec.batch[-1][0] != groups or spec.ldc != oh * ow:
+        return
+    first = single_user(chain.value)
+    middle = single_user(first.results[0]) if isinstance(first, relay.ReshapeOp) else None
+    last = single_user(middle.results[0]) if isinstance(middle, relay.TransposeOp) else None
+    if not isinstance(last, relay.ReshapeOp):
+        return
+    split = [n, groups, channels // groups, oh, ow]
+    if not (
+        dims_equal(shape_of(first.results[0]), split)
+        and tuple(middle.attrs.axes) == (0, 2, 1, 3, 4)
+        and dims_equal(shape_of(last.results[0]), [n, channels, oh, ow])
+    ):
+        return
+    count, sa, sb, _, rows = spec.batch[-1]
+    batch = (*spec.batch[:-1], (count, sa, sb, oh * ow, rows))
+    anchor.spec = replace(spec, ldc=groups * oh * ow, batch=batch)
+    chain.ops += [first, middle, last]
+
+
+def dims_equal(a: list[Dim], b: list[Dim]) -> bool:
+    return len(a) == len(b) and all(dim_equal(x, y) for x, y in zip(a, b))
+
+
 DeclarationCache = dict[tuple[GemmSpec, tuple[str, ...]], str]
 
 
@@ -317,6 +354,7 @@ def select_kernels(module: ModuleOp) -> int:
             chain = Chain(anchor)
             while (user := single_user(chain.value)) is not None and chain.extend(user):
                 pass
+            _fold_channel_shuffle(chain)
             values = [sizes.value(d) for d in exprs] if sizes is not None else []
             _rewrite(module, cache, chain, values, sizes)
             count += 1

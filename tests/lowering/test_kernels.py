@@ -258,3 +258,62 @@ def test_depthwise_conv_keeps_the_loop_lowering():
 
     mod = check([(1, 6, 7, 7), (6, 1, 3, 3)], body)
     assert specs_after_selection(mod) == []
+
+
+def shuffled(value, groups: int) -> list:
+    """ShuffleNet's channel shuffle of an [N, C, H, W] value: reshape, transpose, reshape."""
+    n, c, h, w = value.type.get_shape()
+    split = relay.ReshapeOp(value, newshape=[n, groups, c // groups, h, w])
+    swap = relay.TransposeOp(split, axes=[0, 2, 1, 3, 4])
+    return [split, swap, relay.ReshapeOp(swap, newshape=[n, c, h, w])]
+
+
+@pytest.mark.parametrize(
+    "x, w, padding",
+    [
+        ((1, 12, 5, 5), (20, 3, 1, 1), (0, 0, 0, 0)),  # pointwise, B read in place
+        ((2, 8, 7, 6), (16, 2, 3, 3), (1, 1, 1, 1)),  # window, a batch of 2
+    ],
+)
+def test_grouped_conv_writes_its_channel_shuffle(x, w, padding):
+    """conv(groups=4) -> bias -> relu -> channel shuffle over the 4 groups: the GEMM writes
+    the shuffled channels itself (group C stride H*W, row stride 4*H*W); no transpose left."""
+
+    def body(xv, wv, bv):
+        c = relay.Conv2DOp(xv, wv, padding=padding, groups=4)
+        b = relay.BiasAddOp(c, bv, axis=1)
+        r = relay.ReluOp(b)
+        return [c, b, r, *shuffled(r.results[0], 4)]
+
+    mod = check([x, w, (w[0],)], body, params_from=1)
+    (spec,) = specs_after_selection(mod)
+    _, _, oh, ow = mod.body.block.first_op.function_type.outputs.data[0].get_shape()
+    assert spec.ldc == 4 * oh * ow and spec.batch[-1][3] == oh * ow
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    assert "relay.transpose" not in str(work)
+
+
+def test_channel_shuffle_over_other_groups_or_after_a_residual_stays():
+    """A shuffle over a count other than the convolution's groups, or after a residual add
+    (read in C's layout), stays a transpose after the call."""
+
+    def other_groups(xv, wv):
+        c = relay.Conv2DOp(xv, wv, groups=4)
+        return [c, *shuffled(c.results[0], 2)]
+
+    def residual(xv, rv, wv):
+        c = relay.Conv2DOp(xv, wv, groups=4)
+        s = relay.AddOp(c, rv)
+        return [c, s, *shuffled(s.results[0], 4)]
+
+    for shapes, body in (
+        ([(1, 12, 5, 5), (20, 3, 1, 1)], other_groups),
+        ([(1, 12, 5, 5), (1, 20, 5, 5), (20, 3, 1, 1)], residual),
+    ):
+        mod = check(shapes, body, params_from=len(shapes) - 1)
+        (spec,) = specs_after_selection(mod)
+        assert spec.ldc == 25
+        work = mod.clone()
+        lower(work, stop_after="select-kernels")
+        assert "relay.transpose" in str(work)
