@@ -253,32 +253,27 @@ def _fold_channel_shuffle(chain: Chain) -> None:
     stride becomes H*W and the row stride g*H*W. The reshapes and the transpose join the
     chain (erased with it); a residual (read in C's layout) keeps them apart."""
     anchor, spec = chain.anchor, chain.anchor.spec
-    if not isinstance(anchor.op, relay.Conv2DOp) or chain.residual is not None:
+    if not isinstance(anchor.op, relay.Conv2DOp) or anchor.op.attrs.groups < 2:
+        return
+    if chain.residual is not None:
         return
     groups = anchor.op.attrs.groups
     n, channels, oh, ow = shape_of(chain.value)
-    if groups < 2 or not spec.batch or spec.batch[-1][0] != groups or spec.ldc != oh * ow:
-        return
     first = single_user(chain.value)
     middle = single_user(first.results[0]) if isinstance(first, relay.ReshapeOp) else None
     last = single_user(middle.results[0]) if isinstance(middle, relay.TransposeOp) else None
     if not isinstance(last, relay.ReshapeOp):
         return
-    split = [n, groups, channels // groups, oh, ow]
-    if not (
-        dims_equal(shape_of(first.results[0]), split)
-        and tuple(middle.attrs.axes) == (0, 2, 1, 3, 4)
-        and dims_equal(shape_of(last.results[0]), [n, channels, oh, ow])
+    if (
+        list(shape_of(first.results[0])) != [n, groups, channels // groups, oh, ow]
+        or tuple(middle.attrs.axes) != (0, 2, 1, 3, 4)
+        or list(shape_of(last.results[0])) != [n, channels, oh, ow]
     ):
         return
-    count, sa, sb, _, rows = spec.batch[-1]
+    count, sa, sb, _, rows = spec.batch[-1]  # the groups loop (_conv puts it last)
     batch = (*spec.batch[:-1], (count, sa, sb, oh * ow, rows))
     anchor.spec = replace(spec, ldc=groups * oh * ow, batch=batch)
     chain.ops += [first, middle, last]
-
-
-def dims_equal(a: list[Dim], b: list[Dim]) -> bool:
-    return len(a) == len(b) and all(dim_equal(x, y) for x, y in zip(a, b))
 
 
 DeclarationCache = dict[tuple[GemmSpec, tuple[str, ...]], str]
