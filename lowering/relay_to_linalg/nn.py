@@ -672,7 +672,7 @@ def lower_pool(e: Emitter, op) -> SSAValue:
     kind = "max" if is_max else "add"
     fill = lowest(elem) if is_max else 0
     if n_sp == 2 and min(a.pool_size) > 1 and max(a.pool_size) <= POOL_UNROLLED:
-        y = _pool_separable(e, op, kind, out_shape, elem, is_max, begins, ends)
+        y = _pool_separable(e, op, out_shape, elem, is_max, begins, ends)
     elif math.prod(a.pool_size) <= POOL_UNROLLED:
         x = pad_spatial(e, op.data, begins, ends, fill)
         # one loop over the output, the window's reads unrolled in its body: each is affine
@@ -705,7 +705,7 @@ def lower_pool(e: Emitter, op) -> SSAValue:
 
 
 def _pool_separable(
-    e: Emitter, op, kind: str, out_shape: list, elem, is_max: bool, begins: list, ends: list
+    e: Emitter, op, out_shape: list, elem, is_max: bool, begins: list, ends: list
 ) -> SSAValue:
     """A 2-D pool as two 1-D passes (a window is a box): down the rows of the unpadded
     input into [N, C, OH, padded W] (interior columns; the padding's columns are filled),
@@ -715,7 +715,7 @@ def _pool_separable(
     loop still vectorizes) reads a clamped row and selects the padding's value."""
     a = op.attrs
     x = op.data
-    acc_elem = elem if is_max else accumulator_type(elem)
+    kind, acc_elem = ("max", elem) if is_max else ("add", accumulator_type(elem))
     fill = lowest(acc_elem) if is_max else 0
     (sh, sw), (dh, dw), (kh, kw) = a.strides, a.dilation, a.pool_size
     n_, c_, h, w = shape_of(x)
