@@ -45,6 +45,7 @@ from xrelay.dialects.tensor_extras import ReshapeOp as DynamicReshapeOp
 from xrelay.errors import Error
 from xrelay.lowering.dynamic_sizes import SymbolSizes
 from xrelay.lowering.relay_to_linalg.builder import amap, dims
+from xrelay.lowering.relay_to_linalg.tensor import CONCAT_ATTR
 
 OUTPUT_ATTR = "xrelay.output"
 
@@ -136,6 +137,8 @@ class FunctionBufferizer:
         else:
             raise Error(f"bufferize: unsupported structured op '{op.name}'")
         new.location = op.location  # the relay op it came from (kernel names, profiles)
+        if CONCAT_ATTR in op.attributes:
+            new.attributes[CONCAT_ATTR] = op.attributes[CONCAT_ATTR]
         self.insert(new, op)
         for res, buf in zip(op.results, outs):
             self.buffers[res] = buf

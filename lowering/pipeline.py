@@ -20,7 +20,8 @@
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function (run-time
-                      sizes: at offsets the caller plans per run, in an arena main receives)
+                      sizes: at offsets the caller plans per run, in an arena main receives);
+                      concatenation inputs placed in the result's bytes (no copy)
     instrument-calls  (build(profile=True) only) each call of @main timed into counters
     linalg-to-loops   linalg on memrefs -> scf loops (xDSL's convert-linalg-to-loops)
     parallel-loops    marked kernels -> a range body + an entry that runs it on every core

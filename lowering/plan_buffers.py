@@ -14,6 +14,16 @@ aligned offset free over its span.
     %a = memref.get_global @xr_arena_main : memref<Nxi8>
     %b = memref.view %a[%offset][] : memref<Nxi8> to memref<1x64x56x56xf32>
 
+Concatenations go in place: an input of a concatenation along an axis with only size-1
+axes before it (batch 1 along channels) is one contiguous run of the result's bytes, so
+where the result and every input are buffers planned here (not a graph input, not one
+buffer twice), each input is placed inside the result at its byte offset and the copy is
+dropped: producers write straight into their slices. Nested concatenations (DenseNet's,
+each layer concatenating all earlier features) make one buffer; it lives from the first
+use of any of its parts to the last. relay-to-linalg marks a concatenation's generic
+(`CONCAT_ATTR`), and only a kernel that is still a plain copy (a select between its loads)
+qualifies.
+
 The arena is a zero-initialised global that the runtime module defines
 (lowering/kernels/wrappers.py), allocated once when the code is loaded, so its pages are
 touched on the first run only. A compiled function therefore must not run twice at the same
@@ -48,11 +58,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.builtin import UnitAttr as Uninitialized
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects.dims import products
 from xrelay.lowering.bufferize import DIMS_ATTR
+from xrelay.lowering.relay_to_linalg.tensor import CONCAT_ATTR
 from xrelay.lowering.to_llvm import byte_size
 from xrelay.signature import NAME_ATTR
 
@@ -121,6 +133,109 @@ def place(spans: list[tuple[int, int, int]]) -> tuple[list[int], int]:
     return offsets, total
 
 
+def _selects_loads(value: SSAValue, loads: set[Operation]) -> bool:
+    """Whether `value` is one of `loads`, or a select between such values."""
+    op = value.owner
+    if isinstance(op, arith.SelectOp):
+        return _selects_loads(op.lhs, loads) and _selects_loads(op.rhs, loads)
+    return op in loads
+
+
+def _concatenation(call: func.CallOp, kernels: dict[str, func.FuncOp]):
+    """For a call of a concatenation kernel (relay-to-linalg's CONCAT_ATTR) whose inputs
+    are each one contiguous run of the result's bytes (every axis before the concatenated
+    one has size 1): (the result operand, [(input operand, its byte offset in the result)]);
+    None for any other call."""
+    kernel = kernels.get(call.callee.root_reference.data)
+    if kernel is None or len(kernel.body.blocks) != 1:
+        return None
+    generics = [op for op in kernel.body.block.ops if isinstance(op, linalg.GenericOp)]
+    if len(generics) != 1 or CONCAT_ATTR not in generics[0].attributes:
+        return None
+    generic = generics[0]
+    axis, *starts = generic.attributes[CONCAT_ATTR].get_values()  # type: ignore[union-attr]
+    args = kernel.body.block.args
+    out = generic.outputs[0]
+    loads = [op for op in generic.body.walk() if isinstance(op, memref.LoadOp)]
+    if not _selects_loads(generic.body.block.last_op.operands[0], set(loads)):
+        return None  # the body computes more than a copy (a consumer fused into it)
+    if out not in args or len(loads) != len(starts) or any(ld.memref not in args for ld in loads):
+        return None
+    out_type = out.type
+    assert isinstance(out_type, MemRefType)
+    shape = out_type.get_shape()
+    if int(np.prod(shape[:axis])) != 1:
+        return None
+    row = int(np.prod(shape[axis + 1 :])) * byte_size(out_type.element_type)
+    operands = list(call.arguments)
+    parts = [(operands[args.index(ld.memref)], start * row) for ld, start in zip(loads, starts)]
+    return operands[args.index(out)], parts
+
+
+def _row_major(view: memref.ReinterpretCastOp) -> bool:
+    """Whether the view reads its source from offset 0 with row-major strides."""
+    t = view.result.type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    expected = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
+    return t.get_offset() == 0 and list(t.get_strides() or []) == expected
+
+
+def _concatenate_in_place(block: Block, allocs: list[memref.AllocOp], kernels) -> tuple:
+    """Concatenation in place: each input of a concatenation (an input of its own, planned
+    here) is placed in the result's bytes, so its producer writes straight into its slice
+    and the copy goes. Returns (each alloc's (root index, byte offset in the root), the
+    calls that go)."""
+    index = {alloc.memref: k for k, alloc in enumerate(allocs)}
+
+    def buffer(value: SSAValue) -> int | None:
+        """The planned alloc whose bytes `value` is all of (itself, or a reshape view)."""
+        while isinstance(value.owner, memref.ReinterpretCastOp):
+            view = value.owner
+            source = view.source.type
+            assert isinstance(source, MemRefType) and isinstance(view.result.type, MemRefType)
+            if _bytes(source) != _bytes(view.result.type) or not _row_major(view):
+                return None
+            value = view.source
+        return index.get(value)
+
+    parent = [(k, 0) for k in range(len(allocs))]  # (the buffer holding k, k's offset in it)
+
+    def root(k: int) -> tuple[int, int]:
+        offset = 0
+        while parent[k][0] != k:
+            offset += parent[k][1]
+            k = parent[k][0]
+        return k, offset
+
+    erased = []
+    for op in block.ops:
+        found = _concatenation(op, kernels) if isinstance(op, func.CallOp) else None
+        if found is None or found[0] not in index:
+            continue
+        result = index[found[0]]
+        members = [(buffer(value), offset) for value, offset in found[1]]
+        ks = [k for k, _ in members]
+        if None in ks or len(set(ks)) != len(ks) or result in ks:
+            continue  # a graph input, a view, or one buffer twice: the copy stays
+        if any(parent[k][0] != k or root(result)[0] == k for k in ks):
+            continue  # already placed in another concatenation
+        for k, offset in members:
+            parent[k] = (result, offset)
+        erased.append(op)
+    return [root(k) for k in range(len(allocs))], erased
+
+
+def _erase_uncalled(module: ModuleOp, names: set[str]) -> None:
+    """Erase the kernels among `names` that nothing calls any more."""
+    if not names:
+        return
+    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
+    for op in list(module.ops):
+        if isinstance(op, func.FuncOp) and op.sym_name.data in names - called:
+            module.body.block.erase_op(op)
+
+
 def plan_function(module: ModuleOp, fn: func.FuncOp) -> int:
     """Move the top-level allocations of `fn` into an arena; returns the arena size."""
     block = fn.body.block
@@ -135,7 +250,21 @@ def plan_function(module: ModuleOp, fn: func.FuncOp) -> int:
                 deallocs += span[2]
     if not allocs:
         return 0
-    offsets, total = place(spans)
+    kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    roots, erased = _concatenate_in_place(block, allocs, kernels)
+    # a buffer holding others lives from the first of their uses to the last
+    group = {k: [spans[k][0], spans[k][1], spans[k][2]] for k in range(len(allocs))}
+    for k, (r, _) in enumerate(roots):
+        if r != k:
+            group[r][1] = min(group[r][1], spans[k][1])
+            group[r][2] = max(group[r][2], spans[k][2])
+    held = [k for k in range(len(allocs)) if roots[k][0] == k]
+    placed, total = place([tuple(group[k]) for k in held])
+    at = dict(zip(held, placed))
+    offsets = [at[r] + offset for r, offset in roots]
+    for call in erased:
+        Rewriter.erase_op(call)
+    _erase_uncalled(module, {call.callee.root_reference.data for call in erased})
     arena_type = MemRefType(i8, [total])
     name = ARENA_PREFIX + fn.sym_name.data
     arena = memref.GlobalOp.get(StringAttr(name), arena_type, Uninitialized(), alignment=ALIGN)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, TensorType, i64
 from xdsl.ir import SSAValue
 from xrelay.dialects import dims as dimexpr
 from xrelay.dialects import relay
@@ -19,6 +19,10 @@ from xrelay.lowering.relay_to_linalg.builder import (
     result_shape,
     shape_of,
 )
+
+# on a concatenation's linalg.generic of static shape: [axis, the start along the axis of
+# each input its body reads, in the order of the body's reads] (read by plan-buffers)
+CONCAT_ATTR = "xrelay.concat"
 
 
 def _out(op, i: int = 0) -> TensorType:
@@ -122,6 +126,8 @@ def lower_concatenate(e: Emitter, op: relay.ConcatenateOp) -> SSAValue:
     ]
     lengths = [e.size_value(n) for n in sizes]
 
+    read_starts: list = []  # the start of each input the body reads, in the order it reads
+
     def body(b: Body) -> SSAValue:
         i = b.idx(axis)
         idx = [b.idx(k) for k in range(len(shape))]
@@ -131,11 +137,16 @@ def lower_concatenate(e: Emitter, op: relay.ConcatenateOp) -> SSAValue:
                 continue
             local = b.add(arith.SubiOp(i, b.size(lo)))
             read = b.extract(source, [*idx[:axis], b.clamp(local, length), *idx[axis + 1 :]])
+            read_starts.append(lo)
             value = read if value is None else b.select(b.cmp("lt", i, b.size(hi)), read, value)
         assert value is not None
         return value
 
-    return e.map([], shape, out.element_type, body)
+    result = e.map([], shape, out.element_type, body)
+    if all(isinstance(d, int) for d in [*shape, *read_starts]):
+        # plan-buffers may place the inputs in the result's bytes (concatenation in place)
+        result.owner.attributes[CONCAT_ATTR] = DenseArrayBase.from_list(i64, [axis, *read_starts])
+    return result
 
 
 _WHOLE = 1 << 62  # the size a dynamic axis is sliced with (lower_strided_slice)
