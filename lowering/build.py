@@ -56,6 +56,11 @@ def build(
     go as soon as its packed copy exists, so a large model's weights are not held twice
     (BERT-base: 911 MB peak without, in a process that drops `params` after the build);
     for a caller with no further use for them, as the CLI."""
+    if not isinstance(module, ModuleOp):
+        raise Error(
+            f"build: expected a relay module (from xrelay.from_onnx, from_pytorch, from_tflite"
+            f" or parsed IR), got {type(module).__name__}"
+        )
     verify_module(module)
     signature = FunctionSignature.of(main_function(module))
     ctx = BuildContext(params=dict(params or {}))

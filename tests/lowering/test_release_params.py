@@ -95,3 +95,9 @@ def test_prepack_drops_an_original_only_when_released_and_unread(release):
     assert ctx.params["w1"].shape == (32, 48)
     assert (ctx.params["w1"].strides == (0, 0)) == release
     assert ctx.params["w2"].strides != (0, 0)  # the Gather still reads it
+
+
+def test_build_of_a_model_not_imported_is_an_error():
+    # an ONNX model passed to build as it is (it raised AttributeError: regions)
+    with pytest.raises(xrelay.Error, match="expected a relay module.*got ModelProto"):
+        xrelay.build(_model(False))
