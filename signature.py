@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,7 @@ class FunctionSignature:
         shape, dtype = self.results[i]
         return type_text(shape, dtype, i in self.sequence_results, i in self.optional_results)
 
-    @property
+    @cached_property  # read at every run: computed once (the fields are frozen)
     def is_dynamic(self) -> bool:
         return any(not isinstance(d, int) for a in self.args if not a.sequence for d in a.shape)
 

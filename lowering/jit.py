@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import operator
 import os
 import threading
 import time
@@ -298,7 +299,7 @@ class Library:
             )
         fast = self._fast_arguments(inputs)
         if fast is not None:  # parameters' pointers taken once, only the data checked
-            template, data_signature, slots, _ = fast
+            template, data_signature, slots = fast[:3]
             pointers: list[Any] = list(template)
             for slot, array in zip(slots, check_inputs(data_signature, args, inputs, {})):
                 pointers[slot] = array.ctypes.data if array is not None else None
@@ -360,7 +361,10 @@ class Library:
         if self.signature.is_dynamic or self.meta.get("dynamic_plan"):
             return None
         fast = self._fast
-        if fast is None or (fast and any(self.params.get(n) is not a for n, a in fast[3].items())):
+        # a parameter array replaced in `params` since: take the pointers again
+        if fast is None or (
+            fast and not all(map(operator.is_, map(self.params.get, fast[3]), fast[4]))
+        ):
             fast = self._fast = self._parameter_slots() or False
         if not fast or any(name in fast[3] for name in inputs):
             return None
@@ -369,7 +373,8 @@ class Library:
     def _parameter_slots(self) -> tuple[Any, ...] | None:
         """main's argument list with each parameter's pointer in its slot (null for those
         never read), the signature of the other arguments (the data inputs) and their
-        slots, and the parameter arrays whose pointers were taken, by name; None when a
+        slots, and the parameter arrays whose pointers were taken, by name and as a list (in
+        the names' order, for the check at every run); None when a
         parameter is a sequence or optional (the general path)."""
         template: list[Any] = []
         data, slots, held = [], [], {}
@@ -388,7 +393,7 @@ class Library:
             tuple(data), self.signature.results, self.signature.result_dtypes,
             self.signature.dim_ranges,
         )  # fmt: skip
-        return template, signature, slots, held
+        return template, signature, slots, held, list(held.values())
 
     def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
