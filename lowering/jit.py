@@ -174,8 +174,29 @@ def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
         kernels = llvm.parse_assembly(runtime.data)
         kernels.verify()
         linked.link_in(kernels)
+    linked.link_in(llvm.parse_assembly(_packed_entry(linked.get_function("main"))))
     linked.verify()
     return linked
+
+
+PACKED_ENTRY = "xr_main_packed"
+
+
+def _packed_entry(main: llvm.ValueRef) -> str:
+    """`void xr_main_packed(ptr argv)`: main called with its arguments read from an array of
+    8-byte slots, so a run passes one pointer (ctypes converts each argument of a call:
+    21 us for ShuffleNet's 282)."""
+    types = [str(a.type) for a in main.arguments]
+    lines = [
+        f"declare void @main({', '.join(types)})",
+        f"define void @{PACKED_ENTRY}(ptr %argv) {{",
+    ]
+    for k, t in enumerate(types):
+        lines.append(f"  %p{k} = getelementptr inbounds i64, ptr %argv, i64 {k}")
+        lines.append(f"  %a{k} = load {t}, ptr %p{k}")
+    lines.append(f"  call void @main({', '.join(f'{t} %a{k}' for k, t in enumerate(types))})")
+    lines += ["  ret void", "}"]
+    return "\n".join(lines) + "\n"
 
 
 def llvm_ir(module: ModuleOp) -> str:
@@ -255,6 +276,7 @@ class Library:
         self.object_code = object_code
         self._engine = None
         self._main = None
+        self._packed: Any = None
         missing = missing_features(self.target)
         self.runnable_here = not missing and self.target["triple"] == llvm.get_process_triple()
         if self.runnable_here:
@@ -283,6 +305,8 @@ class Library:
         )
         self._engine = engine
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
+        packed = engine.get_function_address(PACKED_ENTRY)  # absent in older artifacts
+        self._packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packed) if packed else None
 
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:
         if self._main is None:
@@ -298,11 +322,12 @@ class Library:
                 "was compiled: build again with the new value"
             )
         fast = self._fast_arguments(inputs)
+        argv = None  # the fast path: main's arguments as slots of one array
         if fast is not None:  # parameters' pointers taken once, only the data checked
             template, data_signature, slots = fast[:3]
-            pointers: list[Any] = list(template)
+            argv = fast[5].copy()
             for slot, array in zip(slots, check_inputs(data_signature, args, inputs, {})):
-                pointers[slot] = array.ctypes.data if array is not None else None
+                argv[slot] = array.ctypes.data if array is not None else 0
             binding: dict[str, int] = {}
             shapes = [shape for shape, _ in self.signature.results]
         else:
@@ -335,16 +360,26 @@ class Library:
         outputs = [
             np.empty(shape, dtype) for shape, (_, dtype) in zip(shapes, self.signature.results)
         ]
-        for (shape, _), out in zip(self.signature.results, outputs):
-            pointers.append(out.ctypes.data)
-            pointers += _sizes(shape, out.shape)
         if self.checks:
             bounds = np.zeros(2 * len(self.checks), np.int64)
-            pointers.append(bounds.ctypes.data)
-        with self._lock:  # temporaries live in one static arena (plan-buffers)
-            if self.meta.get("dynamic_plan"):
-                pointers += self._dynamic_arena(binding)
-            self._main(*pointers)
+        if argv is not None:  # static results: no size arguments
+            tail = len(template)
+            for k, out in enumerate(outputs):
+                argv[tail + k] = out.ctypes.data
+            if self.checks:
+                argv[tail + len(outputs)] = bounds.ctypes.data
+            with self._lock:  # temporaries live in one static arena (plan-buffers)
+                self._packed(argv.ctypes.data)
+        else:
+            for (shape, _), out in zip(self.signature.results, outputs):
+                pointers.append(out.ctypes.data)
+                pointers += _sizes(shape, out.shape)
+            if self.checks:
+                pointers.append(bounds.ctypes.data)
+            with self._lock:
+                if self.meta.get("dynamic_plan"):
+                    pointers += self._dynamic_arena(binding)
+                self._main(*pointers)
         if self.checks:
             error = first_violation(self.checks, bounds, binding)
             if error is not None:
@@ -358,7 +393,7 @@ class Library:
         `_parameter_slots()`, made on the first such run and again once an array in
         `params` was replaced; None for the general path (dynamic builds, a parameter given
         as an input, sequence or optional parameters)."""
-        if self.signature.is_dynamic or self.meta.get("dynamic_plan"):
+        if self.signature.is_dynamic or self.meta.get("dynamic_plan") or self._packed is None:
             return None
         fast = self._fast
         # a parameter array replaced in `params` since: take the pointers again
@@ -374,7 +409,8 @@ class Library:
         """main's argument list with each parameter's pointer in its slot (null for those
         never read), the signature of the other arguments (the data inputs) and their
         slots, and the parameter arrays whose pointers were taken, by name and as a list (in
-        the names' order, for the check at every run); None when a
+        the names' order, for the check at every run), and main's argument slots as uint64
+        (the template's, then zeros for the results and the checks' bounds); None when a
         parameter is a sequence or optional (the general path)."""
         template: list[Any] = []
         data, slots, held = [], [], {}
@@ -393,7 +429,10 @@ class Library:
             tuple(data), self.signature.results, self.signature.result_dtypes,
             self.signature.dim_ranges,
         )  # fmt: skip
-        return template, signature, slots, held, list(held.values())
+        # the slots main is called with: the template's, the results', the checks' bounds
+        slots_after = len(self.signature.results) + bool(self.checks)
+        argv = np.array([p or 0 for p in template] + [0] * slots_after, np.uint64)
+        return template, signature, slots, held, list(held.values()), argv
 
     def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
