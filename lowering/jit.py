@@ -194,8 +194,9 @@ def _packed_entry(main: llvm.ValueRef) -> str:
     for k, t in enumerate(types):
         lines.append(f"  %p{k} = getelementptr inbounds i64, ptr %argv, i64 {k}")
         lines.append(f"  %a{k} = load {t}, ptr %p{k}")
-    lines.append(f"  call void @main({', '.join(f'{t} %a{k}' for k, t in enumerate(types))})")
-    lines += ["  ret void", "}"]
+    # never inlined: LLVM would consider copying all of main into the entry
+    lines.append(f"  call void @main({', '.join(f'{t} %a{k}' for k, t in enumerate(types))}) #0")
+    lines += ["  ret void", "}", "attributes #0 = { noinline }"]
     return "\n".join(lines) + "\n"
 
 
