@@ -58,6 +58,14 @@ from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user, size_argume
 from xrelay.signature import param_name
 
 MAX_K = 1 << 16  # 255 * 128 * K stays below 2^31
+# a convolution (batch 1) of at most this many output pixels runs as pixels x channels
+# (the kernel's 32-column panels would leave most of a second panel empty on 7 x 7 or
+# 14 x 14 outputs; 6-row panels of pixels waste at most 5 rows)
+PIXEL_MAJOR_MAX = 256
+# ... and a K of at least this: the result's transpose back (a byte transpose, about
+# 0.5 ns a byte) costs more than the layout saves on short products (ResNet-50's 1x1
+# 256 -> 1024 on 14 x 14: 0.11 ms of transpose against 0.04 saved in the GEMM)
+PIXEL_MAJOR_MIN_K = 1024
 
 
 def _constant_ints(value: SSAValue) -> np.ndarray | None:
@@ -175,6 +183,7 @@ def rewrite_product(
         return False
     out_shape = list(shape_of(op.results[0]))
     nr = 2 * vw
+    pixel_major = False
     if conv:
         n, c, h, w = shape_of(op.data)
         if not all(isinstance(d, int) for d in (c, h, w)):
@@ -195,6 +204,15 @@ def rewrite_product(
             rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
             mpad=padded(rows, MR), window=window,
         )  # fmt: skip
+        if n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K and zx is not None:
+            # few pixels: pixels x channels, the data A (read in place when pointwise, a
+            # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
+            # the weight B, the result transposed back after
+            pixel_major = True
+            spec = GemmSpec(
+                ohw, rows, k, 1, ohw, 0, 0, rows, b_packed=True, npad=padded(rows, nr),
+                window=window,
+            )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])
         spec = GemmSpec(m, rows, k, k, 1, 0, 0, rows, b_packed=True, npad=padded(rows, nr))
@@ -209,7 +227,7 @@ def rewrite_product(
     site = Rewrite(op, weights)
     names[0] += 1
     stem = f"{name or 'const'}.i8.{names[0]}"
-    width = MR if conv else nr
+    width = MR if conv and not pixel_major else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * -(-k // group) * group
     # under build, the s8 weight [rows, K] once (the packed words and the sums read it)
@@ -245,7 +263,7 @@ def rewrite_product(
         if any(op.attrs.padding):  # by the zero point, as qnn.conv2d pads
             widths = [0, 0, 0, 0, top, bottom, left, right]
             x = site.emit(relay.PadOp(x, pad_width=widths, pad_value=float(int(zx))))
-        args = [packed_arg, x]
+        args = [x, packed_arg] if pixel_major else [packed_arg, x]
     else:
         args = [op.data, packed_arg]
     spec = replace(spec, shift=correction is not None, group=group, flip=flip)
@@ -263,17 +281,26 @@ def rewrite_product(
         out = chain.ops[-1].results[0].type
         assert isinstance(out, TensorType)
         result_types.append(out)
+    if pixel_major:  # [1, pixels, channels], transposed back below
+        result_types = [
+            TensorType(t.element_type, [1, out_shape[2] * out_shape[3], rows])  # type: ignore[union-attr]
+            for t in result_types
+        ]
     decl = func.FuncOp.external(f"xr_igemm_{names[0]}", [v.type for v in args], result_types)
     decl.attributes[KERNEL_ATTR] = GemmAttr(spec)
     module.body.block.add_op(decl)
     call = func.CallOp(decl.sym_name.data, args, result_types)
     site.emit(call)
+    result = call.results[1] if chain is not None else call.results[0]
+    if pixel_major:
+        result = site.emit(relay.TransposeOp(result, axes=(0, 2, 1)))
+        result = site.emit(relay.ReshapeOp(result, newshape=tuple(out_shape)))
     if chain is not None:
-        chain.ops[-1].results[0].replace_all_uses_with(call.results[1])
+        chain.ops[-1].results[0].replace_all_uses_with(result)
         for done in reversed(chain.ops):
             Rewriter.erase_op(done)
     else:
-        op.results[0].replace_all_uses_with(call.results[0])
+        op.results[0].replace_all_uses_with(result)
     weight = op.weight.owner
     Rewriter.erase_op(op)
     if isinstance(weight, relay.TransposeOp) and not weight.results[0].uses:

@@ -20,9 +20,11 @@ qlo, qhi) as bytes instead of C (m = qrow[i] or qcol[j], f32; the null one reads
 qnn.requantize rounding half to even, as qnn-legalize writes it, in the tile's registers.
 C then holds only the partial sums of earlier K blocks (untouched when K fits in one).
 
-With `geo` (not null) B is the im2col matrix of the convolution whose input (padded
-already) B points at, made one block at a time from column bcol0 on
-(kernels/iconv_pack.py); rsb and csb are unused.
+With `geo` (not null) the data operand is a convolution's im2col matrix, made one block at
+a time from the input (padded already) it points at (kernels/iconv_pack.py): in xr_igemm_b
+B itself, from column bcol0 on (rsb and csb unused); in xr_igemm_a A, its transpose
+(pixels as rows, from row arow0 on; rsa and csa unused): a convolution of few pixels,
+pixel-major (qnn-int-products).
 
 `<u>` names the unsigned operand, the data: `a` for dense products (A is the data, B the
 weight), `b` for convolutions (A is the weight, B the im2col columns). The data's bytes are
@@ -326,7 +328,10 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
         with w.if_(conv):
             w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {IKC * NC})"))
         cols = w.get(block)
-        plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
+        # `geo` describes the data: B in xr_igemm_b (a convolution's columns), A in
+        # xr_igemm_a (its pixels as rows: pixel-major)
+        b_conv = conv if unsigned == "b" else "false"
+        plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {b_conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
             with w.loop("pg", "0", kg_all, str(kcg_max)) as pg:
@@ -334,7 +339,7 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                 k0 = w.mul(pg, str(group))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")
-                with w.if_(conv):  # implicit im2col: columns bcol0 + jc of the input's,
+                with w.if_(b_conv):  # implicit im2col: columns bcol0 + jc of the input's,
                     # made in the scratch block, then packed as a row-major B
                     j0 = w.add("%bcol0", jc)
                     rows = w.mul(kcg, str(group))
@@ -358,7 +363,22 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                 apk = w.op("icmp ne i64 %apk, 0")
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
-                    with w.if_(w.op("icmp eq i64 %apk, 0")):
+                    if unsigned == "a":  # the data is A: a convolution's pixels, maybe
+                        with w.if_(conv):  # implicit im2col: A is B's im2col transposed,
+                            # its rows (pixels) arow0 + ic on made as columns, then packed
+                            i0 = w.add("%arow0", ic)
+                            rows = w.mul(kcg, str(group))
+                            w.do(
+                                f"call void @xr_iim2col(ptr %a, ptr %geo, i64 {i0}, i64 {k0}, i64 {mc}, i64 {rows}, i64 %K, ptr {cols})"
+                            )
+                            src = w.gep(cols, w.sub("0", w.mul(k0, mc)), "i8")
+                            w.do(
+                                f"call void @xr_ipack_a(ptr {src}, i64 1, i64 {mc}, i64 {mc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {ap}, i64 %flip)"
+                            )
+                    a_plain = w.op("icmp eq i64 %apk, 0")
+                    if unsigned == "a":
+                        a_plain = w.op(f"and i1 {a_plain}, {w.op(f'xor i1 {conv}, true')}")
+                    with w.if_(a_plain):
                         asrc = w.gep("%a", w.mul(ic, "%rsa"), "i8")
                         w.do(
                             f"call void @xr_ipack_a(ptr {asrc}, i64 %rsa, i64 %csa, i64 {mc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {ap}, i64 %flip)"
@@ -423,8 +443,11 @@ def offset_bytes_or_null(w: Writer, ptr: str, index: str) -> str:
 
 
 def _rows(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str]:
-    """One thread's rows: A's bytes (unless packed), C, Q, the row vectors."""
-    packed = w.op(f"icmp ne i64 {v['%apk']}, 0")
+    """One thread's rows: A's bytes (unless packed or a convolution's input, which starts
+    at arow0), C, Q, the row vectors."""
+    geo = w.op(f"icmp ne ptr {v['%geo']}, null")  # A is an input at row arow0 (pixel-major)
+    apk = w.op(f"icmp ne i64 {v['%apk']}, 0")
+    packed = w.op(f"or i1 {apk}, {geo}")
     moved = w.gep(v["%a"], w.mul(lo, v["%rsa"]), "i8")
     v.update({
         "%M": count, "%a": w.op(f"select i1 {packed}, ptr {v['%a']}, ptr {moved}"),

@@ -353,3 +353,36 @@ func.func @main(%x: {t(5, "ui8")} {{xrelay.name = "x"}}, %w: tensor<8x5x3x3xi8> 
     for n in (1, 2, 3):
         x = rng.integers(0, 256, (n, 5, 9, 9)).astype(np.uint8)
         np.testing.assert_array_equal(lib.run(x=x)[0], reference(text, {"w": w}, {"x": x}))
+
+
+@pytest.mark.parametrize(
+    ("kind", "c", "size", "pixel_major"),
+    [("window", 120, 7, True), ("window", 120, 16, True), ("window", 120, 17, False),
+     ("pointwise", 1024, 7, True), ("pointwise", 40, 7, False)],
+)  # fmt: skip
+def test_convolutions_on_few_pixels_run_pixel_major(
+    layout, monkeypatch, kind, c, size, pixel_major
+):
+    """A convolution (batch 1) of at most PIXEL_MAJOR_MAX output pixels and a K of at
+    least PIXEL_MAJOR_MIN_K runs as pixels x channels: the data A read in place (1x1) or
+    made as the im2col's transpose by the GEMM (3x3, padded), the weight packed as B, the
+    per-channel requantization in the epilogue's columns, the bytes or the i32 result
+    transposed back; exact either way, on one thread and two (200 channels: 7 x 7 pixels
+    split across threads by columns, 16 x 16 by rows)."""
+    o = 200
+    if kind == "window":  # 3x3, padding 1, bias, requantize, clip: K = 1080
+        clip = "a_min = 5.0 : f64, a_max = 250.0 : f64"
+        text = requantized_text("conv", c, o, "ui8", 3, "ui8", clip, 0, size)
+        w = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)
+    else:  # 1x1, s8 data, the i32 result
+        text = conv_text(1, c, o, 1, "i8", -9).replace("9x9", f"{size}x{size}")
+        w = rng.integers(-128, 128, (o, c, 1, 1)).astype(np.int8)
+    ir = stage_ir(text, {"w": w})
+    assert "xr_igemm" in ir and ("relay.transpose" in ir) == pixel_major
+    signed = kind == "pointwise"
+    x = rng.integers(-128 if signed else 0, 128 if signed else 256, (1, c, size, size))
+    x = x.astype(np.int8 if signed else np.uint8)
+    want = reference(text, {"w": w}, {"x": x})
+    for threads in ("1", "2"):
+        monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+        np.testing.assert_array_equal(run(text, {"w": w}, {"x": x}, layout), want)

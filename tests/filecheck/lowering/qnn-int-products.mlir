@@ -79,11 +79,6 @@ func.func @left(%x: tensor<2x10xui8> {xrelay.name = "x"}, %w: tensor<4x10xi8> {x
 // CHECK:         %{{.+}}, %[[Q:[a-z0-9]+]] = func.call @xr_igemm_4(%[[P]], %x, %[[M]], %[[C]])
 // CHECK-SAME:      -> (tensor<1x4x3x3xi32>, tensor<1x4x3x3xui8>)
 // CHECK:         func.return %[[Q]] : tensor<1x4x3x3xui8>
-// CHECK:         func.func private @xr_igemm_2
-// CHECK-SAME:      window = {{\[}}[7, 7], [3, 3], [1, 1], [1, 1], [0, 0], [5, 5]]
-// CHECK:         func.func private @xr_igemm_4
-// CHECK-SAME:      scale = true, shift = true
-// CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
 func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x6x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xui8> {
   %zx = relay.constant dense<0> : tensor<i32>
   %zw = relay.constant dense<0> : tensor<i32>
@@ -99,4 +94,40 @@ func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4
   %r = qnn.requantize %b, %si, %zi, %so, %zo {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x3x3xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x3x3xui8>
   %c = relay.clip %r {a_min = 5.0 : f64, a_max = 250.0 : f64} : (tensor<1x4x3x3xui8>) -> tensor<1x4x3x3xui8>
   func.return %c : tensor<1x4x3x3xui8>
+}
+
+// The same on 9 output pixels (at most PIXEL_MAJOR_MAX, batch 1) with K = 1024 (at least
+// PIXEL_MAJOR_MIN_K): the product is pixels x channels, the data A read in place (row
+// stride 1, a pixel's channels 9 apart), the weight packed as B's panels, the multipliers
+// and the correction per column; the bytes [1, 9, 4] are transposed back to channels x
+// pixels. A 3x3 convolution would keep its window in the spec: the GEMM makes A as the
+// im2col's transpose.
+// CHECK-LABEL: func.func @pixel_major
+// CHECK:         %{{.+}}, %[[Q:[a-z0-9]+]] = func.call @xr_igemm_5(%x, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-SAME:      -> (tensor<1x9x4xi32>, tensor<1x9x4xui8>)
+// CHECK-NEXT:    %[[T:[a-z0-9]+]] = relay.transpose %[[Q]] {axes = array<i64: 0, 2, 1>}
+// CHECK-NEXT:    %[[R:[a-z0-9]+]] = relay.reshape %[[T]] {newshape = array<i64: 1, 4, 3, 3>}
+// CHECK:         func.return %[[R]] : tensor<1x4x3x3xui8>
+// The declarations (at the module's end): @conv's window, @requantized's epilogue.
+// CHECK:         func.func private @xr_igemm_2
+// CHECK-SAME:      window = {{\[}}[7, 7], [3, 3], [1, 1], [1, 1], [0, 0], [5, 5]]
+// CHECK:         func.func private @xr_igemm_4
+// CHECK-SAME:      scale = true, shift = true
+// CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
+// CHECK:         func.func private @xr_igemm_5
+// CHECK-SAME:      m = 9, n = 4, k = 1024, rsa = 1, csa = 9, ldc = 4, scale = true, shift = true, b_packed = true
+func.func @pixel_major(%x: tensor<1x1024x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x1024x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xui8> {
+  %zx = relay.constant dense<0> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw : (tensor<1x1024x3x3xui8>, tensor<4x1024x1x1xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x4x3x3xi32>
+  %bias = relay.constant dense<[1, -2, 3, 40]> : tensor<4xi32>
+  %b = relay.nn.bias_add %y, %bias : (tensor<1x4x3x3xi32>, tensor<4xi32>) -> tensor<1x4x3x3xi32>
+  %si = relay.constant dense<[0.125, 0.25, 0.5, 0.0625]> : tensor<4xf32>
+  %zi = relay.constant dense<2> : tensor<i32>
+  %so = relay.constant dense<0.25> : tensor<f32>
+  %zo = relay.constant dense<9> : tensor<i32>
+  %r = qnn.requantize %b, %si, %zi, %so, %zo {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x3x3xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x3x3xui8>
+  func.return %r : tensor<1x4x3x3xui8>
 }
