@@ -119,7 +119,8 @@ class GemmSpec:
 
     `window` ((H, W), (KH, KW), (SH, SW), (DH, DW), (PT, PL), (OH, OW)): B is the implicit
     im2col matrix of a convolution whose input B points at (kernels/conv_pack.py; rsb and
-    csb unused, the batch strides step through the input).
+    csb unused, the batch strides step through the input); in an 8-bit product that is
+    not `per_row`, A is that matrix's transpose, from the input A points at (pixel-major).
 
     `group` != 0: the 8-bit GEMM (lowering/kernels/igemm.py, qnn-int-products): A and B
     are bytes, the data u8 (s8 when `flip`: read xor 0x80), the weight s8 packed in words of
