@@ -71,6 +71,12 @@ declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, <16 x i
 declare float @llvm.roundeven.f32(float)
 declare <8 x float> @llvm.roundeven.v8f32(<8 x float>)
 declare <16 x float> @llvm.roundeven.v16f32(<16 x float>)
+declare <8 x i32> @llvm.masked.load.v8i32.p0(ptr, i32, <8 x i1>, <8 x i32>)
+declare <16 x i32> @llvm.masked.load.v16i32.p0(ptr, i32, <16 x i1>, <16 x i32>)
+declare void @llvm.masked.store.v8i32.p0(<8 x i32>, ptr, i32, <8 x i1>)
+declare void @llvm.masked.store.v16i32.p0(<16 x i32>, ptr, i32, <16 x i1>)
+declare void @llvm.masked.store.v8i8.p0(<8 x i8>, ptr, i32, <8 x i1>)
+declare void @llvm.masked.store.v16i8.p0(<16 x i8>, ptr, i32, <16 x i1>)
 @xr_izeros = internal constant [32 x i32] zeroinitializer, align 64
 @xr_iones = internal constant [32 x float] [REPLACE_ONES], align 64
 """.replace("REPLACE_ONES", ", ".join(["float 1.0"] * 32))
@@ -187,36 +193,60 @@ def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
 
 def edge_tile(w: Writer, nr: int) -> None:
     """xr_iedge: the valid mr x nr part of a 6 x NR scratch tile into C (adding C's partial
-    sums with %acc, trow / tcol with %epi), or requantized into Q's bytes with %q."""
+    sums with %acc, trow / tcol with %epi), or requantized into Q's bytes with %q: vectors
+    masked to the valid columns, the micro-kernel's operations in its order."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
               ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"), ("ptr", "%tcol"),
               ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"), *REQUANT]  # fmt: skip
+    vw = nr // 2
+    v, fv, m = iv(vw), f"<{vw} x float>", f"<{vw} x i1>"
+
+    def masked_load(ptr: str, mask: str, kind: str) -> str:
+        t, e = (v, "i32") if kind == "i" else (fv, "f32")
+        return w.op(
+            f"call {t} @llvm.masked.load.v{vw}{e}.p0(ptr {ptr}, i32 4, {m} {mask}, {t} zeroinitializer)"
+        )
+
     with w.function("void", "@xr_iedge", params):
         acc = w.op("icmp ne i64 %acc, 0")
         epi = w.op("icmp ne i64 %epi, 0")
         plain_store = w.op("icmp eq ptr %q, null")
-        with w.loop("i", "0", "%mr") as i, w.loop("j", "0", "%nr") as j:
-            cp = w.gep("%c", w.add(w.mul(i, "%ldc"), j), "i32")
-            tp = w.gep("%t", w.add(w.mul(i, str(nr)), j), "i32")
-            v = w.var("i32", w.op(f"load i32, ptr {tp}"))
-            with w.if_(acc):
-                w.set(v, w.op(f"add i32 {w.get(v)}, {w.op(f'load i32, ptr {cp}')}"))
-            with w.if_(epi):
-                tr = w.op(f"load i32, ptr {w.gep('%trow', i, 'i32')}")
-                tc = w.op(f"load i32, ptr {w.gep('%tcol', j, 'i32')}")
-                w.set(v, w.op(f"add i32 {w.op(f'add i32 {w.get(v)}, {tr}')}, {tc}"))
-            plain, requant, join = w.if_else(plain_store, "store")
-            w.block(plain)
-            w.do(f"store i32 {w.get(v)}, ptr {cp}")
-            w.br(join)
-            w.block(requant)
+        limit = splat_i32(w, w.op("trunc i64 %nr to i32"), vw)
+        masks = []
+        for h in range(2):  # the columns of each half that are inside C
+            lanes = "<" + ", ".join(f"i32 {h * vw + k}" for k in range(vw)) + ">"
+            masks.append(w.op(f"icmp slt {v} {lanes}, {limit}"))
+        with w.loop("i", "0", "%mr") as i:
+            row = w.gep("%c", w.mul(i, "%ldc"), "i32")
+            qrow = w.gep("%q", w.mul(i, "%ldc"), "i8")
+            tr = splat_i32(w, w.op(f"load i32, ptr {w.gep('%trow', i, 'i32')}"), vw)
             qr = w.op(f"load float, ptr {w.gep('%qrow', i)}")
-            qc = w.op(f"load float, ptr {w.gep('%qcol', j)}")
-            m = w.op(f"fmul float {qr}, {qc}")
-            qp = w.gep("%q", w.add(w.mul(i, "%ldc"), j), "i8")
-            w.do(f"store i8 {requantize(w, w.get(v), m, 0)}, ptr {qp}")
-            w.br(join)
-            w.block(join)
+            qr = w.op(f"insertelement {fv} poison, float {qr}, i64 0")
+            qr = w.op(f"shufflevector {fv} {qr}, {fv} poison, <{vw} x i32> zeroinitializer")
+            for h in range(2):
+                o, mask = str(h * vw), masks[h]
+                tile = w.gep("%t", w.add(w.mul(i, str(nr)), o), "i32")
+                x = w.var(v, w.op(f"load {v}, ptr {tile}, align 4"))
+                with w.if_(acc):
+                    old = masked_load(w.gep(row, o, "i32"), mask, "i")
+                    w.set(x, w.op(f"add {v} {w.get(x)}, {old}"))
+                with w.if_(epi):
+                    tc = masked_load(w.gep("%tcol", o, "i32"), mask, "i")
+                    w.set(x, w.op(f"add {v} {w.op(f'add {v} {w.get(x)}, {tr}')}, {tc}"))
+                plain, requant, join = w.if_else(plain_store, "store")
+                w.block(plain)
+                w.do(
+                    f"call void @llvm.masked.store.v{vw}i32.p0({v} {w.get(x)}, ptr {w.gep(row, o, 'i32')}, i32 4, {m} {mask})"
+                )
+                w.br(join)
+                w.block(requant)
+                mult = w.op(f"fmul {fv} {qr}, {masked_load(w.gep('%qcol', o), mask, 'f')}")
+                bytes_ = requantize(w, w.get(x), mult, vw)
+                w.do(
+                    f"call void @llvm.masked.store.v{vw}i8.p0(<{vw} x i8> {bytes_}, ptr {w.gep(qrow, o, 'i8')}, i32 1, {m} {mask})"
+                )
+                w.br(join)
+                w.block(join)
 
 
 def element(group: int) -> str:
@@ -476,8 +506,9 @@ def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str
 
 def runtime_ir(threads: bool, vw: int, group: int) -> str:
     """`xr_igemm_a` and `xr_igemm_b` for vector width `vw` (i32 lanes) and G = `group`
-    (4: VNNI, which needs AVX-512 VNNI and vw 16). Declares what gemm.runtime_ir
-    declares too (aligned_alloc, free, smin): link it beside the f32 runtime or alone."""
+    (4: VNNI, which needs AVX-512 VNNI and vw 16). It uses gemm.HEADER's declarations
+    (aligned_alloc, free, smin, the f32 masked loads): link it after gemm.HEADER or the f32
+    runtime, as kernels_ir does."""
     if group not in GROUPS or (group == 4 and vw != 16):
         raise ValueError(f"no 8-bit micro-kernel for vector width {vw} and group {group}")
     nr = 2 * vw
