@@ -828,6 +828,17 @@ def lower_pad(e: Emitter, op: relay.PadOp) -> SSAValue:
     out = op.results[0].type
     elem = out.element_type
     rank = len(in_shape)
+    widths = list(a.pad_width)
+    padded = [k for k in range(rank) if widths[2 * k] or widths[2 * k + 1]]
+    if a.pad_mode == "constant" and padded and min(widths) >= 0:
+        first = padded[0]
+        if all(isinstance(d, int) for d in in_shape[first:]):
+            # the border filled once and the input copied in at unit stride (the select
+            # per element below read through clamped indices: 8-bit convolutions' padding
+            # took 0.1-0.2 ms a layer)
+            return pad_spatial(
+                e, op.data, widths[2 * first :: 2], widths[2 * first + 1 :: 2], a.pad_value
+            )
 
     def body(b: Body) -> SSAValue:
         ok = None

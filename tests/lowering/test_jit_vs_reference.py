@@ -275,6 +275,14 @@ def test_softmax_pad_dropout():
             ),
         )
     check_jit([((3, 4), F)], lambda x: relay.PadOp(x, pad_width=(-1, 2, 0, -2)))
+    # constant padding as a border fill and a copy: a middle axis only, the leading axis
+    # only, the trailing axes of a 4-d tensor
+    for widths in ((0, 0, 1, 2, 0, 0), (2, 1, 0, 0, 0, 0), (0, 0, 0, 0, 3, 0, 1, 2)):
+        shape = (2, 3, 4) if len(widths) == 6 else (2, 3, 4, 5)
+        check_jit(
+            [(shape, F)],
+            lambda x, widths=widths: relay.PadOp(x, pad_width=widths, pad_value=-2.5),
+        )
     check_jit([((3, 4), F)], lambda x: relay.DropoutOp(x))
 
 

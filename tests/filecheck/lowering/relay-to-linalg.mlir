@@ -222,3 +222,18 @@ func.func @unary_row(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, te
   %1 = relay.log1p %h : (tensor<4xf16>) -> tensor<4xf16>
   func.return %0, %1 : tensor<4xf32>, tensor<4xf16>
 }
+
+// -----
+
+// A constant relay.nn.pad (an 8-bit convolution's, by its zero point): four border slabs
+// of the fill (rows before and after, then the columns beside the input's rows), then the
+// input copied in at offset (1, 1): no select per element.
+// CHECK-LABEL: func.func @pad_u8
+// CHECK-COUNT-4: arith.constant 7 : i8
+// CHECK:       %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, (d2 + 1), (d3 + 1))>]
+// CHECK-NOT:   arith.select
+// CHECK:       func.return %y : tensor<1x2x5x5xi8>
+func.func @pad_u8(%x: tensor<1x2x3x3xui8>) -> tensor<1x2x5x5xui8> {
+  %y = relay.nn.pad %x {pad_width = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>, pad_value = 7.000000e+00 : f64} : (tensor<1x2x3x3xui8>) -> tensor<1x2x5x5xui8>
+  func.return %y : tensor<1x2x5x5xui8>
+}
