@@ -176,9 +176,7 @@ def _row_major(view: memref.ReinterpretCastOp) -> bool:
     """Whether the view reads its source from offset 0 with row-major strides."""
     t = view.result.type
     assert isinstance(t, MemRefType)
-    shape = t.get_shape()
-    expected = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
-    return t.get_offset() == 0 and list(t.get_strides() or []) == expected
+    return t.get_offset() == 0 and t.get_strides() == MemRefType.strides_for_shape(t.get_shape())
 
 
 def _concatenate_in_place(block: Block, allocs: list[memref.AllocOp], kernels) -> tuple:
@@ -253,7 +251,7 @@ def plan_function(module: ModuleOp, fn: func.FuncOp) -> int:
     kernels = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     roots, erased = _concatenate_in_place(block, allocs, kernels)
     # a buffer holding others lives from the first of their uses to the last
-    group = {k: [spans[k][0], spans[k][1], spans[k][2]] for k in range(len(allocs))}
+    group = [list(span) for span in spans]
     for k, (r, _) in enumerate(roots):
         if r != k:
             group[r][1] = min(group[r][1], spans[k][1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 import xrelay
 from xdsl.dialects import func, memref
 from xrelay.dialects import relay
@@ -128,19 +129,13 @@ def test_concatenation_in_place_nested_and_unaligned():
     _check_concat([(1, 3, 5, 7)], dense_block, left=0)
 
 
-def test_concatenation_of_one_buffer_twice_copies():
+@pytest.mark.parametrize(
+    "parts", [lambda x, a: (a, a), lambda x, a: (x, a)], ids=["one-buffer-twice", "graph-input"]
+)
+def test_concatenations_that_copy(parts):
     def body(x):
         a = relay.ExpOp(x)
-        cat = relay.ConcatenateOp(a, a, axis=1)
-        return [a, cat, relay.SumOp(cat, axis=[1])]
-
-    _check_concat([(1, 3, 5, 7)], body, left=1)
-
-
-def test_concatenation_of_a_graph_input_copies():
-    def body(x):
-        a = relay.ExpOp(x)
-        cat = relay.ConcatenateOp(x, a, axis=1)
+        cat = relay.ConcatenateOp(*parts(x, a), axis=1)
         return [a, cat, relay.SumOp(cat, axis=[1])]
 
     _check_concat([(1, 3, 5, 7)], body, left=1)
