@@ -17,7 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -219,6 +219,20 @@ def _sizes(declared: tuple[Any, ...], actual: tuple[int, ...]) -> list[int]:
     return [n for d, n in zip(declared, actual) if not isinstance(d, int)]
 
 
+class _FastCall(NamedTuple):
+    """A static build's call with its own parameters (Library._parameter_slots): main's
+    argument slots (uint64) with the parameters' pointers filled in, the signature of the
+    data inputs and their slots, the parameter arrays whose pointers were taken (by name:
+    a replaced one makes it again), and the first of the results' slots (then the checks'
+    bounds)."""
+
+    argv: np.ndarray
+    data_signature: FunctionSignature
+    slots: list[int]
+    held: dict[str, np.ndarray]
+    results_at: int
+
+
 class Library:
     """A compiled model: `lib.run(**inputs)` or `lib(*arrays)` -> list of numpy arrays.
     `lib.save(path)` writes it as an artifact (`xrelay.load` reads it back without
@@ -268,7 +282,7 @@ class Library:
         self._result_dims: Any = None  # dynamic builds: the results' sizes from a binding
         self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
         self._arena: np.ndarray | None = None  # its bytes, grown to the largest plan
-        self._fast: Any = None  # static builds: _parameter_slots(), or False (none)
+        self._fast: Any = None  # static builds: a _FastCall, or False (none)
         start = time.perf_counter()
         if module is not None:
             try:
@@ -329,9 +343,9 @@ class Library:
         fast = self._fast_arguments(inputs)
         argv = None  # the fast path: main's arguments as slots of one array
         if fast is not None:  # parameters' pointers taken once, only the data checked
-            template, data_signature, slots = fast[:3]
-            argv = fast[5].copy()
-            for slot, array in zip(slots, check_inputs(data_signature, args, inputs, {})):
+            argv = fast.argv.copy()
+            given = check_inputs(fast.data_signature, args, inputs, {})
+            for slot, array in zip(fast.slots, given):
                 argv[slot] = array.ctypes.data if array is not None else 0
             binding: dict[str, int] = {}
             shapes = [shape for shape, _ in self.signature.results]
@@ -368,11 +382,11 @@ class Library:
         if self.checks:
             bounds = np.zeros(2 * len(self.checks), np.int64)
         if argv is not None:  # static results: no size arguments
-            tail = len(template)
+            assert fast is not None
             for k, out in enumerate(outputs):
-                argv[tail + k] = out.ctypes.data
+                argv[fast.results_at + k] = out.ctypes.data
             if self.checks:
-                argv[tail + len(outputs)] = bounds.ctypes.data
+                argv[fast.results_at + len(outputs)] = bounds.ctypes.data
             with self._lock:  # temporaries live in one static arena (plan-buffers)
                 self._packed(argv.ctypes.data)
         else:
@@ -393,7 +407,7 @@ class Library:
 
     __call__ = run
 
-    def _fast_arguments(self, inputs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    def _fast_arguments(self, inputs: Mapping[str, Any]) -> _FastCall | None:
         """For a static build run with its own parameters (the usual call):
         `_parameter_slots()`, made on the first such run and again once an array in
         `params` was replaced; None for the general path (dynamic builds, a parameter given
@@ -403,20 +417,16 @@ class Library:
         fast = self._fast
         # a parameter array replaced in `params` since: take the pointers again
         if fast is None or (
-            fast and not all(map(operator.is_, map(self.params.get, fast[3]), fast[4]))
+            fast and not all(map(operator.is_, map(self.params.get, fast.held), fast.held.values()))
         ):
             fast = self._fast = self._parameter_slots() or False
-        if not fast or any(name in fast[3] for name in inputs):
+        if not fast or any(name in fast.held for name in inputs):
             return None
         return fast
 
-    def _parameter_slots(self) -> tuple[Any, ...] | None:
-        """main's argument list with each parameter's pointer in its slot (null for those
-        never read), the signature of the other arguments (the data inputs) and their
-        slots, and the parameter arrays whose pointers were taken, by name and as a list (in
-        the names' order, for the check at every run), and main's argument slots as uint64
-        (the template's, then zeros for the results and the checks' bounds); None when a
-        parameter is a sequence or optional (the general path)."""
+    def _parameter_slots(self) -> _FastCall | None:
+        """main's argument slots with each parameter's pointer filled in (None when a
+        parameter is a sequence or optional: the general path)."""
         template: list[Any] = []
         data, slots, held = [], [], {}
         for arg, read in zip(self.signature.args, self._read):
@@ -434,10 +444,10 @@ class Library:
             tuple(data), self.signature.results, self.signature.result_dtypes,
             self.signature.dim_ranges,
         )  # fmt: skip
-        # the slots main is called with: the template's, the results', the checks' bounds
+        # then the results' slots and the checks' bounds
         slots_after = len(self.signature.results) + bool(self.checks)
         argv = np.array([p or 0 for p in template] + [0] * slots_after, np.uint64)
-        return template, signature, slots, held, list(held.values()), argv
+        return _FastCall(argv, signature, slots, held, len(template))
 
     def _dynamic_arena(self, binding: Mapping[str, int]) -> list[Any]:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
