@@ -199,19 +199,21 @@ def rewrite_product(
         window: tuple[tuple[int, ...], ...] = ()
         if not pointwise:  # B made from the padded input by the GEMM (implicit im2col)
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
-        batch = () if n == 1 else ((n, 0, c * ph * pw, rows * ohw, 0),)
-        spec = GemmSpec(
-            rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
-            mpad=padded(rows, MR), window=window,
-        )  # fmt: skip
-        if n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K and zx is not None:
+        pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
+        pixel_major = pixel_major and zx is not None
+        if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
             # the weight B, the result transposed back after
-            pixel_major = True
             spec = GemmSpec(
                 ohw, rows, k, 1, ohw, 0, 0, rows, b_packed=True, npad=padded(rows, nr),
                 window=window,
+            )  # fmt: skip
+        else:
+            batch = () if n == 1 else ((n, 0, c * ph * pw, rows * ohw, 0),)
+            spec = GemmSpec(
+                rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
+                mpad=padded(rows, MR), window=window,
             )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])

@@ -93,6 +93,12 @@ def splat_i32(w: Writer, scalar: str, vw: int) -> str:
     return w.op(f"shufflevector {iv(vw)} {v}, {iv(vw)} poison, <{vw} x i32> zeroinitializer")
 
 
+def splat_f32(w: Writer, scalar: str, vw: int) -> str:
+    fv = f"<{vw} x float>"
+    v = w.op(f"insertelement {fv} poison, float {scalar}, i64 0")
+    return w.op(f"shufflevector {fv} {v}, {fv} poison, <{vw} x i32> zeroinitializer")
+
+
 def multiply_add(w: Writer, acc: str, a: str, b: str, vw: int, group: int, unsigned: str) -> str:
     """acc + the dot products of the G-element words of a and b, lane by lane. `unsigned`
     ("a" or "b") is the operand holding u8 (VNNI's first multiplicand)."""
@@ -179,9 +185,7 @@ def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
         fv = f"<{vw} x float>"
         qcol = [w.op(f"load {fv}, ptr {w.gep('%qcol', str(vw * j))}, align 4") for j in range(2)]
         for r in range(MR):
-            qr = w.op(f"load float, ptr {w.gep('%qrow', str(r))}")
-            qr = w.op(f"insertelement {fv} poison, float {qr}, i64 0")
-            qr = w.op(f"shufflevector {fv} {qr}, {fv} poison, <{vw} x i32> zeroinitializer")
+            qr = splat_f32(w, w.op(f"load float, ptr {w.gep('%qrow', str(r))}"), vw)
             out = w.gep("%q", w.mul(str(r), "%ldc"), "i8")
             for j in range(2):
                 m = w.op(f"fmul {fv} {qr}, {qcol[j]}")
@@ -220,9 +224,7 @@ def edge_tile(w: Writer, nr: int) -> None:
             row = w.gep("%c", w.mul(i, "%ldc"), "i32")
             qrow = w.gep("%q", w.mul(i, "%ldc"), "i8")
             tr = splat_i32(w, w.op(f"load i32, ptr {w.gep('%trow', i, 'i32')}"), vw)
-            qr = w.op(f"load float, ptr {w.gep('%qrow', i)}")
-            qr = w.op(f"insertelement {fv} poison, float {qr}, i64 0")
-            qr = w.op(f"shufflevector {fv} {qr}, {fv} poison, <{vw} x i32> zeroinitializer")
+            qr = splat_f32(w, w.op(f"load float, ptr {w.gep('%qrow', i)}"), vw)
             for h in range(2):
                 o, mask = str(h * vw), masks[h]
                 tile = w.gep("%t", w.add(w.mul(i, str(nr)), o), "i32")
@@ -393,6 +395,7 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                 apk = w.op("icmp ne i64 %apk, 0")
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
+                    a_plain = w.op("icmp eq i64 %apk, 0")
                     if unsigned == "a":  # the data is A: a convolution's pixels, maybe
                         with w.if_(conv):  # implicit im2col: A is B's im2col transposed,
                             # its rows (pixels) arow0 + ic on made as columns, then packed
@@ -405,8 +408,6 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                             w.do(
                                 f"call void @xr_ipack_a(ptr {src}, i64 1, i64 {mc}, i64 {mc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {ap}, i64 %flip)"
                             )
-                    a_plain = w.op("icmp eq i64 %apk, 0")
-                    if unsigned == "a":
                         a_plain = w.op(f"and i1 {a_plain}, {w.op(f'xor i1 {conv}, true')}")
                     with w.if_(a_plain):
                         asrc = w.gep("%a", w.mul(ic, "%rsa"), "i8")
