@@ -3,17 +3,18 @@
 An artifact (`.xrl`) is one file:
 
     magic "XRELAYAR" | u64 header length | sha256 of the header | header (JSON)
-    | object code | parameters, each at a 64-byte boundary
+    | object code (one or more objects, each at a 64-byte boundary) | LLVM IR (zlib)
+    | parameters, each at a 64-byte boundary
 
 The header holds the format and ABI versions, the xrelay, LLVM and llvmlite versions, the
 target (triple, CPU name, the CPU features the code needs), the build options and the
 model's hash, the signature (names, dtypes, shapes with their symbols, ranges), and for
-the object code (sha256) and every parameter (name, dtype, shape, offset, size, crc32) where
+each object (size, sha256) and every parameter (name, dtype, shape, offset, size, crc32) where
 it lies. The parameters are the arrays the native code reads (prepacked weights and
 hoisted constants included).
 
 Loading runs no compiler stage: the object code goes to the JIT linker (`Library` with
-`object_code`), the parameters are memory-mapped from the file. A truncated or tampered
+`objects`), the parameters are memory-mapped from the file. A truncated or tampered
 file, an artifact of another format or ABI, or one whose code needs CPU features this
 machine lacks is an `xrelay.Error` saying which.
 """
@@ -40,7 +41,8 @@ from xrelay.lowering.jit import Library, missing_features
 from xrelay.signature import Argument, FunctionSignature
 
 MAGIC = b"XRELAYAR"
-FORMAT = 1
+FORMAT = 2  # 2: several objects ("objects"); 1: one ("object"), still read
+READS = (1, 2)
 # the native calling convention and runtime symbols the code expects (lowering/jit.py);
 # bump it when they change
 ABI = 1
@@ -143,7 +145,23 @@ def write(lib: Library, out: BinaryIO) -> None:
             f"({', '.join(sorted(lib.externals))}), which an artifact cannot hold"
         )
     arrays = [(name, np.asarray(a, order="C")) for name, a in lib.params.items()]  # 0-d stays 0-d
-    layout, offset = [], _pad(len(lib.object_code)) + len(lib.object_code)
+    objects, offset = [], 0
+    for code in lib.objects:
+        offset += _pad(offset)
+        objects.append(
+            {"offset": offset, "size": len(code), "sha256": hashlib.sha256(code).hexdigest()}
+        )
+        offset += len(code)
+    ir = None
+    if lib.ir_z is not None:  # what export_library compiles (position-independent)
+        offset += _pad(offset)
+        ir = {
+            "offset": offset,
+            "size": len(lib.ir_z),
+            "sha256": hashlib.sha256(lib.ir_z).hexdigest(),
+        }
+        offset += len(lib.ir_z)
+    layout = []
     for name, array in arrays:
         offset += _pad(offset)
         layout.append(
@@ -162,10 +180,8 @@ def write(lib: Library, out: BinaryIO) -> None:
         "meta": lib.meta,
         "target": lib.target,
         "signature": signature_json(lib.signature),
-        "object": {
-            "size": len(lib.object_code),
-            "sha256": hashlib.sha256(lib.object_code).hexdigest(),
-        },
+        "objects": objects,
+        "ir": ir,
         "params": layout,
         "unused_params": sorted(lib.unused_params),
     }
@@ -174,8 +190,15 @@ def write(lib: Library, out: BinaryIO) -> None:
     out.write(text)
     base = _PREFIX.size + len(text)
     out.write(b"\0" * _pad(base))  # sections are relative to the 64-aligned data start
-    out.write(lib.object_code)
-    position = len(lib.object_code)
+    position = 0
+    for code, entry in zip(lib.objects, objects):
+        out.write(b"\0" * (entry["offset"] - position))
+        out.write(code)
+        position = entry["offset"] + entry["size"]
+    if ir is not None:
+        out.write(b"\0" * (ir["offset"] - position))
+        out.write(lib.ir_z)
+        position = ir["offset"] + ir["size"]
     for (_, array), entry in zip(arrays, layout):
         out.write(b"\0" * (entry["offset"] - position))
         out.write(_bytes(array))
@@ -227,11 +250,11 @@ def _header(data: memoryview | bytes, where: str) -> tuple[dict[str, Any], int]:
 
 
 def _check_compatible(header: dict[str, Any], where: str) -> None:
-    if header.get("format") != FORMAT or header.get("abi") != ABI:
+    if header.get("format") not in READS or header.get("abi") != ABI:
         raise Error(
             f"{where}: made by xrelay {header.get('xrelay')} (artifact format "
             f"{header.get('format')}, ABI {header.get('abi')}); this xrelay "
-            f"{xrelay_version()} reads format {FORMAT}, ABI {ABI}: compile it again"
+            f"{xrelay_version()} reads format {' or '.join(map(str, READS))}, ABI {ABI}: compile it again"
         )
     target = header["target"]
     if target["triple"] != llvm.get_process_triple():
@@ -261,15 +284,26 @@ def _unchecked_library(
     header: dict[str, Any], data: Any, start: int, size: int, where: str, mapped: Any
 ):
     _check_compatible(header, where)
-    obj = header["object"]
-    end = start + obj["size"]
+    objects = header["objects"] if "objects" in header else [{**header["object"], "offset": 0}]
+    ir = header.get("ir")
+    end = start
+    for entry in objects + ([ir] if ir else []):
+        end = max(end, start + entry["offset"] + entry["size"])
     for entry in header["params"]:
         end = max(end, start + entry["offset"] + entry["nbytes"])
     if size < end:
         raise Error(f"{where}: the artifact is truncated ({size} bytes, {end} expected)")
-    code = bytes(data[start : start + obj["size"]])
-    if hashlib.sha256(code).hexdigest() != obj["sha256"]:
-        raise Error(f"{where}: the artifact's object code is corrupt (checksum mismatch)")
+    codes = []
+    for entry in objects:
+        code = bytes(data[start + entry["offset"] : start + entry["offset"] + entry["size"]])
+        if hashlib.sha256(code).hexdigest() != entry["sha256"]:
+            raise Error(f"{where}: the artifact's object code is corrupt (checksum mismatch)")
+        codes.append(code)
+    ir_z = None
+    if ir:
+        ir_z = bytes(data[start + ir["offset"] : start + ir["offset"] + ir["size"]])
+        if hashlib.sha256(ir_z).hexdigest() != ir["sha256"]:
+            raise Error(f"{where}: the artifact's LLVM IR is corrupt (checksum mismatch)")
     params = {}
     for entry in header["params"]:
         array = mapped(entry)
@@ -282,7 +316,8 @@ def _unchecked_library(
         params,
         {},
         target=header["target"],
-        object_code=code,
+        objects=codes,
+        ir_z=ir_z,
         meta=header["meta"],
         unused_params=header["unused_params"],
     )

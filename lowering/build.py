@@ -13,6 +13,7 @@ from xrelay.dialects.specialize import has_deferred
 from xrelay.errors import Error
 from xrelay.ir import verify_module
 from xrelay.lowering import cache as compile_cache
+from xrelay.lowering import compile_worker
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.expose_checks import read_checks
@@ -108,6 +109,7 @@ def _compile(
         hit = compile_cache.get(entry)
         if hit is not None:
             return hit
+    compile_worker.prestart()  # the LLVM processes start while the passes run
     given = set(ctx.params)
     work = module.clone()
     times = lower(

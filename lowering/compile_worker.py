@@ -1,25 +1,28 @@
 """LLVM IR -> object code (O2 + code generation), in a worker process by default.
 
-`object_code(ir_text, target)` is what `Library` compiles with. llvmlite 0.50 leaks about
+`object_codes(ir_texts, target)` is what `Library` compiles with: the parts of one module
+(lowering/split_module.py), one worker process per CPU at once. llvmlite 0.50 leaks about
 65 KB per optimization run (LLVMPY_CreatePassBuilder allocates a PassInstrumentationCallbacks it never
 frees, and every run registers more callbacks into it), so a process that builds a thousand
-models would grow by 65 MB. The compile therefore runs in one persistent worker process
+models would grow by 65 MB. The compile therefore runs in persistent worker processes
 (this file run as a script: it imports llvmlite only, never the xrelay package), restarted
 every `RECYCLE` compiles, which returns the leak to the system; the object code comes back
 and is JIT-linked in the calling process as an artifact's is. A side effect: an LLVM abort
 while optimizing or generating code ends the worker, not the caller, and becomes an
 `xrelay.Error` with LLVM's message.
 
-XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess).
+XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess, one part
+after another); XRELAY_COMPILE_JOBS=n sets how many workers compile at once.
 
 Protocol on the worker's stdin/stdout, per request: a 4-byte big-endian length and a JSON
-header (`{"target": ...}`), an 8-byte length and the IR text (UTF-8). Reply: one status
+header (`{"target": ..., "pic": ...}`), an 8-byte length and the IR text (UTF-8). Reply: one status
 byte (0: object code follows, 1: an error message follows), an 8-byte length, the bytes.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import struct
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from typing import Any, BinaryIO
 
 import llvmlite.binding as llvm
@@ -49,12 +53,19 @@ def _init() -> None:
         _initialized = True
 
 
-def target_machine(target: dict[str, Any]) -> llvm.TargetMachine:
+def target_machine(target: dict[str, Any], pic: bool = False) -> llvm.TargetMachine:
+    """The machine code is generated for: LLVM's JIT code model (large: no assumption on
+    where the JIT linker puts sections). `pic` False (what `build` runs): absolute
+    addresses, which MCJIT's linker resolves across several objects; position-independent
+    code uses GOT-relative relocations, which it resolves against the first object's GOT
+    only (RuntimeDyldELF's R_X86_64_GOTOFF64), so a module compiled in parts must not be
+    PIC. `pic` True: one object linked into a shared library (export_library)."""
     _init()
-    # position-independent: the same object code is JIT-linked and linked into shared
-    # libraries (export_library)
     return llvm.Target.from_triple(target["triple"]).create_target_machine(
-        cpu=target["cpu"], features=target["llvm_features"], opt=3, reloc="pic"
+        cpu=target["cpu"],
+        features=target["llvm_features"],
+        opt=3,
+        reloc="pic" if pic else "static",
     )
 
 
@@ -73,10 +84,10 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     builder.getModulePassManager().run(module, builder)
 
 
-def compile_here(ir_text: str, target: dict[str, Any]) -> bytes:
+def compile_here(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
     """Optimize and generate code in this process."""
     _init()
-    machine = target_machine(target)
+    machine = target_machine(target, pic)
     module = llvm.parse_assembly(ir_text)
     module.verify()
     optimize(module, machine)
@@ -107,7 +118,7 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
         (size,) = struct.unpack(">Q", _read_exact(inp, 8))
         ir_text = _read_exact(inp, size).decode()
         try:
-            status, payload = 0, compile_here(ir_text, header["target"])
+            status, payload = 0, compile_here(ir_text, header["target"], header["pic"])
         except Exception as e:  # noqa: BLE001 - every failure goes back as a message
             status, payload = 1, f"{type(e).__name__}: {e}".encode()
         out.write(bytes([status]) + struct.pack(">Q", len(payload)) + payload)
@@ -164,20 +175,24 @@ class Worker:
         lines = self.stderr.read().decode(errors="replace").strip().splitlines()
         return "; ".join(lines[-3:])
 
-    def compile(self, ir_text: str, target: dict[str, Any]) -> bytes:
+    def ensure(self) -> None:
+        """A running process of this one's own (under `lock`)."""
+        if (
+            self.proc is None
+            or self.pid != os.getpid()
+            or self.proc.poll() is not None
+            or self.jobs >= RECYCLE
+        ):
+            if self.pid != os.getpid():
+                self.proc = None  # the parent's worker: leave it alone
+            self._start()
+
+    def compile(self, ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
         with self.lock:
-            if (
-                self.proc is None
-                or self.pid != os.getpid()
-                or self.proc.poll() is not None
-                or self.jobs >= RECYCLE
-            ):
-                if self.pid != os.getpid():
-                    self.proc = None  # the parent's worker: leave it alone
-                self._start()
+            self.ensure()
             assert self.proc is not None
             self.jobs += 1
-            header = json.dumps({"target": target}).encode()
+            header = json.dumps({"target": target, "pic": pic}).encode()
             body = ir_text.encode()
             try:
                 stdin, stdout = self.proc.stdin, self.proc.stdout
@@ -202,22 +217,135 @@ class Worker:
             return payload
 
 
-_WORKER = Worker()
-atexit.register(_WORKER._stop)
+_WORKERS: list[Worker] = []
+
+
+def _stop_all() -> None:
+    for worker in _WORKERS:
+        worker._stop()
+
+
+atexit.register(_stop_all)
 
 
 def use_worker() -> bool:
     return os.environ.get("XRELAY_COMPILE_WORKER", "1").strip() not in ("0", "false", "no")
 
 
-def object_code(ir_text: str, target: dict[str, Any]) -> bytes:
+def jobs() -> int:
+    """How many modules compile at once: XRELAY_COMPILE_JOBS, else the CPUs this process may
+    run on (at most 8: each worker holds its own LLVM)."""
+    value = os.environ.get("XRELAY_COMPILE_JOBS", "").strip()
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise CompileError(f"XRELAY_COMPILE_JOBS must be an integer, not '{value}'") from None
+    if not use_worker():
+        return 1  # one process, one LLVM context: not thread-safe
+    return max(1, min(8, len(os.sched_getaffinity(0))))
+
+
+def prestart() -> None:
+    """Start the `jobs()` worker processes now if they are not running (each takes about
+    0.1 s to import llvmlite: `build` calls this before its passes)."""
+    try:
+        n = jobs() if use_worker() else 0
+    except CompileError:
+        return  # the compile reports it
+    while len(_WORKERS) < n:
+        _WORKERS.append(Worker())
+    for worker in _WORKERS:
+        with worker.lock:
+            worker.ensure()
+
+
+def object_code(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
     """Object code of an LLVM module (its text) for `target`; raises CompileError."""
     if not use_worker():
         try:
-            return compile_here(ir_text, target)
+            return compile_here(ir_text, target, pic)
         except RuntimeError as e:
             raise CompileError(str(e)) from None
-    return _WORKER.compile(ir_text, target)
+    if not _WORKERS:
+        _WORKERS.append(Worker())
+    return _WORKERS[0].compile(ir_text, target, pic)
+
+
+# object code by (IR text, target): the same text compiles to the same bytes, and the
+# GEMM runtime's part (split_module) is the same text in every model that has it
+_CACHE: OrderedDict[bytes, bytes] = OrderedDict()
+CACHE_BYTES = 32 << 20  # least recently used entries go beyond this
+
+
+def _key(ir_text: str, target: dict[str, Any]) -> bytes:
+    digest = hashlib.sha256(json.dumps(target, sort_keys=True).encode())
+    digest.update(ir_text.encode())
+    return digest.digest()
+
+
+def _remember(key: bytes, code: bytes) -> None:
+    _CACHE[key] = code
+    total = sum(map(len, _CACHE.values()))
+    while total > CACHE_BYTES and len(_CACHE) > 1:
+        total -= len(_CACHE.popitem(last=False)[1])
+
+
+def object_codes(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
+    """Object code (absolute addresses) of each LLVM module (their texts) for `target`:
+    from this process's cache, or compiled by up to `jobs()` worker processes at once,
+    the longest texts first; raises CompileError (the first failure's)."""
+    keys = [_key(text, target) for text in ir_texts]
+    known = {k: _CACHE[k] for k in keys if k in _CACHE}
+    for k in known:
+        _CACHE.move_to_end(k)
+    todo = [n for n, k in enumerate(keys) if k not in known]
+    made = _compile_all([ir_texts[n] for n in todo], target)
+    for n, code in zip(todo, made):
+        known[keys[n]] = code
+        _remember(keys[n], code)
+    return [known[k] for k in keys]
+
+
+def _compile_all(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
+    if not ir_texts:
+        return []
+    if not use_worker():
+        try:
+            return [compile_here(text, target) for text in ir_texts]
+        except RuntimeError as e:
+            raise CompileError(str(e)) from None
+    n = min(jobs(), len(ir_texts))
+    while len(_WORKERS) < n:
+        _WORKERS.append(Worker())
+    if n == 1:
+        return [_WORKERS[0].compile(text, target) for text in ir_texts]
+    results: list[bytes | None] = [None] * len(ir_texts)
+    errors: list[CompileError] = []
+    queue = sorted(range(len(ir_texts)), key=lambda k: -len(ir_texts[k]))
+    lock = threading.Lock()
+
+    def drain(worker: Worker) -> None:
+        while True:
+            with lock:
+                if not queue or errors:
+                    return
+                k = queue.pop(0)
+            try:
+                results[k] = worker.compile(ir_texts[k], target)
+            except CompileError as e:
+                with lock:
+                    errors.append(e)
+                return
+
+    threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in _WORKERS[:n]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
 
 
 if __name__ == "__main__":

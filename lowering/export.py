@@ -25,11 +25,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xrelay.errors import Error
+from xrelay.lowering.compile_worker import CompileError, object_code
 from xrelay.lowering.jit import Library
 
 ALIGN = 64
@@ -199,7 +201,15 @@ def export_library(lib: Library, path: str | os.PathLike, name: str | None = Non
     source, header, blob = _sources(lib, name)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "model.o").write_bytes(lib.object_code)
+        codes = lib.objects
+        if lib.ir_z is not None:  # the JIT's objects use absolute addresses: compile PIC
+            try:
+                codes = [object_code(zlib.decompress(lib.ir_z).decode(), lib.target, pic=True)]
+            except CompileError as e:
+                raise Error(f"export_library: LLVM could not compile the module: {e}") from None
+        objects = [work / f"model{k}.o" for k in range(len(codes))]
+        for path_k, code in zip(objects, codes):
+            path_k.write_bytes(code)
         (work / "weights.bin").write_bytes(blob)
         (work / "wrapper.c").write_text(source)
         (work / "weights.S").write_text(
@@ -208,13 +218,14 @@ def export_library(lib: Library, path: str | os.PathLike, name: str | None = Non
                 name, work / "weights.bin"
             )
         )
-        _run([objcopy, f"--redefine-sym=main=xr_{name}_main", str(work / "model.o")])
+        for path_k in objects:  # the definition and its references
+            _run([objcopy, f"--redefine-sym=main=xr_{name}_main", str(path_k)])
         version = work / "exports.map"
         version.write_text(f"{{ global: xr_{name}_*; local: *; }};\n")
         _run(
             [
                 cc, "-shared", "-fPIC", "-O2", "-o", str(path),
-                str(work / "wrapper.c"), str(work / "weights.S"), str(work / "model.o"),
+                str(work / "wrapper.c"), str(work / "weights.S"), *map(str, objects),
                 f"-Wl,--version-script={version}", "-Wl,-Bsymbolic", "-lm", "-lgomp",
             ]
         )  # fmt: skip

@@ -16,6 +16,7 @@ import operator
 import os
 import threading
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -27,11 +28,11 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.dialects.dims import products
 from xrelay.errors import Error
 from xrelay.lowering import compile_worker
-from xrelay.lowering.compile_worker import CompileError
-from xrelay.lowering.compile_worker import object_code as compile_object
+from xrelay.lowering.compile_worker import CompileError, object_codes
 from xrelay.lowering.expose_checks import first_violation
 from xrelay.lowering.limits import SizeCheck
 from xrelay.lowering.plan_buffers import RuntimePlan
+from xrelay.lowering.split_module import split_module
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
 _initialized = False
@@ -247,13 +248,16 @@ class Library:
         externals: Mapping[str, Any] | None = None,
         *,
         target: dict[str, Any] | None = None,
-        object_code: bytes | None = None,
+        objects: Sequence[bytes] | None = None,
+        ir_z: bytes | None = None,
         meta: dict[str, Any] | None = None,
         unused_params: Sequence[str] = (),
     ) -> None:
-        """`module`: what `llvm_module` returns (consumed: it is optimized in place and
-        compiled to object code for `target`, the host by default); or None and the
-        `object_code` of an earlier compile (an artifact's). `unused_params`: parameters
+        """`module`: what `llvm_module` returns, compiled to object code for `target` (the
+        host by default) in parts that compile at once (`split_module`, one per worker
+        process: compile_worker.jobs); or None and the `objects` of an earlier compile
+        (an artifact's) with `ir_z`, the LLVM IR they came from (zlib; None in artifacts
+        of format 1, whose one object is position-independent). `unused_params`: parameters
         the code never reads (weights replaced by their prepacked copies): they are not
         kept, and native code gets a null pointer for them."""
         self.signature = signature
@@ -285,14 +289,26 @@ class Library:
         self._fast: Any = None  # static builds: a _FastCall, or False (none)
         start = time.perf_counter()
         if module is not None:
+            text = str(module)
+            # kept for export_library, which compiles it again as one position-independent
+            # object (the JIT's objects use absolute addresses)
+            ir_z = zlib.compress(text.encode(), 1)
             try:
-                object_code = compile_object(str(module), self.target)
+                n = compile_worker.jobs()
+            except CompileError as e:
+                raise Error(str(e)) from None
+            try:
+                # more parts than workers: the workers take the next as they finish, so
+                # one part that compiles slowly (the GEMM's) does not leave a core idle
+                parts = split_module(text, 2 * n if n > 1 else 1)
+                objects = object_codes(parts, self.target)
             except CompileError as e:
                 raise Error(f"LLVM could not compile the module: {e}") from None
             self.times["llvm"] = time.perf_counter() - start
             start = time.perf_counter()
-        assert object_code is not None
-        self.object_code = object_code
+        assert objects
+        self.objects = list(objects)
+        self.ir_z = ir_z  # the LLVM IR the objects came from, zlib-compressed (or None)
         self._engine = None
         self._main = None
         self._packed: Any = None
@@ -308,7 +324,8 @@ class Library:
         for symbol, code in self.externals.items():
             llvm.add_symbol(symbol, code.address)
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
-        engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
+        for code in self.objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         slot = engine.get_global_value_address("xr_num_threads")
         if slot:  # the runtime's thread count (lowering/kernels/parallel.py)

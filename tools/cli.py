@@ -174,7 +174,7 @@ def describe_artifact(path: Path) -> str:
         ),
         "results:",
         *[f"  {i}: {np.dtype(d).name}{fmt_dims(s)}" for i, (s, d) in enumerate(sig.results)],
-        f"object code: {len(lib.object_code) / 1024:.0f} KiB",
+        f"object code: {sum(map(len, lib.objects)) / 1024:.0f} KiB in {len(lib.objects)} objects",
     ]
     return "\n".join(lines)
 

@@ -52,7 +52,7 @@ def test_invalid_ir_is_an_error_and_the_worker_lives_on():
 def test_a_dead_worker_is_an_error_then_replaced():
     target = resolve_target(None)
     compile_worker.object_code(IR, target)
-    worker = compile_worker._WORKER
+    worker = compile_worker._WORKERS[0]
     os.kill(worker.proc.pid, signal.SIGKILL)
     worker.proc.wait()
     # the next compile notices the dead process before sending and starts another
@@ -66,7 +66,7 @@ def test_the_worker_is_replaced_every_recycle_compiles(monkeypatch):
     pids = set()
     for _ in range(5):
         compile_worker.object_code(IR, target)
-        pids.add(compile_worker._WORKER.proc.pid)
+        pids.add(compile_worker._WORKERS[0].proc.pid)
     assert len(pids) >= 2
 
 
@@ -75,7 +75,7 @@ def test_an_abort_mid_compile_is_an_error_naming_the_exit(monkeypatch):
     how it ended; the caller survives."""
     target = resolve_target(None)
     compile_worker.object_code(IR, target)
-    worker = compile_worker._WORKER
+    worker = compile_worker._WORKERS[0]
     real = compile_worker._read_exact
 
     def killed(stream, n):

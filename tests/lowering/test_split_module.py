@@ -1,0 +1,160 @@
+"""A module compiled in parts (lowering/split_module.py, compile_worker.object_codes):
+every function defined in exactly one part, parts that link into the same program (the
+same outputs as the module compiled whole), the per-process object cache, artifacts with
+several objects and the format-1 artifacts of one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import struct
+
+import numpy as np
+import pytest
+import xrelay
+from xrelay.lowering import artifact, compile_worker
+from xrelay.lowering import jit as jit_module
+from xrelay.lowering.split_module import split_module
+
+# two GEMMs (the runtime's part), pooling and softmax kernels, internal constants used by
+# kernels in different parts
+MODULE = """
+func.func @main(%x: tensor<1x3x16x16xf32>, %w1: tensor<8x3x3x3xf32>,
+                %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = relay.nn.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %1 = relay.nn.relu %0 : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %2 = relay.nn.max_pool2d %1 {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+      : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32>
+  %3 = relay.nn.conv2d %2, %w2 {padding = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %4 = relay.nn.softmax %3 {axis = 1 : i64} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %5 = relay.sigmoid %4 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  func.return %5 : tensor<1x8x8x8xf32>
+}"""
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    params = {
+        "w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32),
+        "w2": rng.standard_normal((8, 8, 3, 3)).astype(np.float32),
+    }
+    return x, params
+
+
+def _llvm_text():
+    """The LLVM IR build compiles for MODULE."""
+    texts = []
+    real = jit_module.split_module
+
+    def grab(text, parts):
+        texts.append(text)
+        return real(text, parts)
+
+    jit_module.split_module = grab
+    try:
+        xrelay.build(xrelay.parse_module(MODULE), cache=False)
+    finally:
+        jit_module.split_module = real
+    return texts[0]
+
+
+def _defined(text):
+    return re.findall(r"^define [^@]*(@[\w.]+)\(", text, re.MULTILINE)
+
+
+def test_every_function_is_defined_in_exactly_one_part():
+    text = _llvm_text()
+    parts = split_module(text, 4)
+    assert len(parts) == 4
+    whole = sorted(_defined(text))
+    split = sorted(name for part in parts for name in _defined(part))
+    assert split == whole
+    # the GEMM runtime is a part of its own; the mutable globals are defined once
+    assert "@xr_sgemm" in _defined(parts[0]) and "@main" not in _defined(parts[0])
+    for name in ("@xr_num_threads", "@xr_arena_main"):
+        defs = [p for p in parts if re.search(rf"^{name} = (dso_local )?global", p, re.MULTILINE)]
+        assert len(defs) == 1
+
+
+def test_one_part_is_the_module_itself():
+    text = _llvm_text()
+    assert split_module(text, 1) == [text]
+
+
+def test_the_parts_link_into_the_same_program(monkeypatch):
+    """Regression: the parts were position-independent, and MCJIT resolved each later
+    object's GOT-relative references against the first object's GOT (a segfault, or
+    wrong constants)."""
+    x, params = _inputs()
+    outs = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("XRELAY_COMPILE_JOBS", jobs)
+        compile_worker._CACHE.clear()
+        lib = xrelay.build(xrelay.parse_module(MODULE), cache=False)
+        assert len(lib.objects) == (1 if jobs == "1" else 4)
+        outs.append(lib.run(x=x, **params)[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    ref = xrelay.build(xrelay.parse_module(MODULE), kernels=False, cache=False)
+    np.testing.assert_allclose(outs[1], ref.run(x=x, **params)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_part_compiled_before_comes_from_the_cache(monkeypatch):
+    x, params = _inputs()
+    compile_worker._CACHE.clear()
+    first = xrelay.build(xrelay.parse_module(MODULE), cache=False)
+    compiled = []
+    real = compile_worker._compile_all
+
+    def counting(texts, target):
+        compiled.extend(texts)
+        return real(texts, target)
+
+    monkeypatch.setattr(compile_worker, "_compile_all", counting)
+    again = xrelay.build(xrelay.parse_module(MODULE), cache=False)
+    assert compiled == []
+    assert again.objects == first.objects
+    np.testing.assert_array_equal(again.run(x=x, **params)[0], first.run(x=x, **params)[0])
+
+
+def test_a_bad_job_count_is_an_error(monkeypatch):
+    monkeypatch.setenv("XRELAY_COMPILE_JOBS", "two")
+    compile_worker._CACHE.clear()
+    with pytest.raises(xrelay.Error, match="XRELAY_COMPILE_JOBS"):
+        xrelay.build(xrelay.parse_module(MODULE), cache=False)
+
+
+def test_artifacts_hold_every_object_and_read_format_1(tmp_path, monkeypatch):
+    x, params = _inputs()
+    lib = xrelay.build(xrelay.parse_module(MODULE), cache=False)
+    want = lib.run(x=x, **params)[0]
+    lib.save(tmp_path / "m.xrl")
+    back = xrelay.load(tmp_path / "m.xrl")
+    assert back.objects == lib.objects and back.ir_z == lib.ir_z
+    np.testing.assert_array_equal(back.run(x=x, **params)[0], want)
+
+    # a format-1 artifact (one object under "object", no IR) still loads
+    monkeypatch.setenv("XRELAY_COMPILE_JOBS", "1")
+    one = xrelay.build(xrelay.parse_module(MODULE), cache=False)
+    data = artifact.dumps(one)
+    _, length, _ = artifact._PREFIX.unpack_from(data, 0)
+    header = json.loads(data[artifact._PREFIX.size : artifact._PREFIX.size + length])
+    base = artifact._PREFIX.size + length
+    sections = data[base + artifact._pad(base) :]
+    (obj,) = header.pop("objects")
+    assert obj["offset"] == 0
+    header.pop("ir")
+    header["format"] = 1
+    header["object"] = {"size": obj["size"], "sha256": obj["sha256"]}
+    text = json.dumps(header, sort_keys=True).encode()
+    prefix = artifact._PREFIX.pack(artifact.MAGIC, len(text), hashlib.sha256(text).digest())
+    base = len(prefix) + len(text)
+    old = prefix + text + b"\0" * artifact._pad(base) + sections
+    (tmp_path / "old.xrl").write_bytes(old)
+    back = xrelay.load(tmp_path / "old.xrl")
+    assert len(back.objects) == 1 and back.ir_z is None
+    np.testing.assert_array_equal(back.run(x=x, **params)[0], want)
+    assert struct.unpack_from("<8s", old)[0] == artifact.MAGIC
