@@ -3,8 +3,10 @@ on a copy of the module, JIT-compile the result."""
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 from xdsl.dialects import llvm as llvm_dialect
@@ -24,6 +26,24 @@ from xrelay.lowering.pipeline import lower
 from xrelay.lowering.plan_buffers import read_dynamic_plan
 from xrelay.lowering.vm import VMLibrary, uses_vm
 from xrelay.signature import Argument, FunctionSignature, main_function
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive when a build starts (the module, its parameters, the imported
+    libraries) are left out of the garbage collector's passes while it runs (gc.freeze):
+    the passes make and drop many objects, and each full collection walked the whole heap
+    (DenseNet-121's build 7.6 -> 6.8 s, ResNet-50's 2.65 -> 2.47, the same peak memory;
+    with the collector off instead, DenseNet-121 peaked 31 MB higher). A caller's own
+    gc.freeze() is left as it is."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def build(
@@ -87,6 +107,7 @@ def build(
     )
 
 
+@frozen_heap()
 def _compile(
     module: ModuleOp,
     signature: FunctionSignature,
