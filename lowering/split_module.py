@@ -6,8 +6,8 @@ and they were half of ResNet-50's build time on one core.
 
 What stays together: a function or mutable global with internal linkage and everything
 that refers to it (so no linkage changes and no cross-part inlining is lost: the kernels
-reach each other only through external symbols). The largest group (the GEMM's runtime)
-is a part of its own; the others are spread over the remaining parts, longest text first
+reach each other only through external symbols). The largest groups (the GEMM's runtime,
+a large main) are parts of their own; the others are spread over the remaining parts, longest text first
 to the lightest part. Each part holds copies of the internal constants it refers to,
 declarations of what it calls elsewhere, its attribute groups renumbered in order of use
 (so the GEMM runtime's part is the same text in every model that has it, and
@@ -28,6 +28,7 @@ _GLOBAL = re.compile(rf"^({_NAME}) = (.*)$")
 _DEFINE = re.compile(rf"^define (.*?)({_NAME})\((.*)\)(.*)\{{$")
 _PARAM_NAME = re.compile(r" %[-a-zA-Z$._0-9]+(?=,|$)")
 _LINKAGE = {"internal", "private", "dso_local", "hidden", "protected", "external"}
+LARGE = 64 * 1024  # characters: a group this long is a part of its own (main, the runtime)
 
 
 class _Item:
@@ -109,10 +110,10 @@ def _external(g: _Item) -> str:
 
 def split_module(text: str, parts: int) -> list[str]:
     """The module as at most `parts` modules that link into the same program (the whole
-    text when it cannot usefully be split). The largest group of functions (the GEMM's
-    runtime, where there is one) is a part of its own, so its text is the same from model
-    to model (compile_worker caches object code by text); the others are spread over the
-    remaining parts. A part holds what its functions refer to: the constants, declarations
+    text when it cannot usefully be split). The largest group of functions and every
+    other of LARGE characters or more (the GEMM's runtime, a large main) are parts of
+    their own, so the runtime's part is the same text from model to model (compile_worker
+    caches object code by text); the others are spread over the remaining parts. A part holds what its functions refer to: the constants, declarations
     and attribute groups (renumbered in order of use), and the module's mutable external
     globals are defined in the last part only."""
     if parts < 2:
@@ -143,10 +144,16 @@ def split_module(text: str, parts: int) -> list[str]:
     if len(groups) < 2:
         return [text]
     ranked = sorted(groups.values(), key=lambda g: -sum(len(f.text) for f in g))
-    bins: list[list[_Item]] = [ranked[0]] + [[] for _ in range(min(parts, len(ranked)) - 1)]
+    parts = min(parts, len(ranked))
+    # the largest group, and any other of LARGE characters or more, are parts of their own
+    alone = 1
+    while alone < parts - 1 and sum(len(f.text) for f in ranked[alone]) >= LARGE:
+        alone += 1
+    bins: list[list[_Item]] = [list(g) for g in ranked[:alone]]
+    bins += [[] for _ in range(parts - alone)]
     loads = [0] * len(bins)
-    for group in ranked[1:]:  # longest first, each to the lightest part
-        k = 1 + loads[1:].index(min(loads[1:]))
+    for group in ranked[alone:]:  # longest first, each to the lightest shared part
+        k = alone + loads[alone:].index(min(loads[alone:]))
         bins[k].extend(group)
         loads[k] += sum(len(f.text) for f in group)
     order = {fn.name: n for n, fn in enumerate(functions)}

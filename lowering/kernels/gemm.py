@@ -440,7 +440,7 @@ def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
 def serial_entry(w: Writer) -> None:
     """xr_gemm_part: gemv for M <= 3 on unpacked operands, the packed product otherwise
     (a prepacked operand with a run-time M of 3 or less: gemv reads plain layouts only)."""
-    with w.function("void", "@xr_gemm_part", PARAMS):
+    with w.function("void", "@xr_gemm_part", PARAMS, linkage="dso_local"):
         names = ", ".join(f"{t} {n}" for t, n in PARAMS)
         few = w.op("icmp sle i64 %M, 3")
         plain = w.op(f"icmp eq i64 {w.op('or i64 %apk, %bpk')}, 0")

@@ -74,10 +74,31 @@ def test_every_function_is_defined_in_exactly_one_part():
     split = sorted(name for part in parts for name in _defined(part))
     assert split == whole
     # the GEMM runtime is a part of its own; the mutable globals are defined once
-    assert "@xr_sgemm" in _defined(parts[0]) and "@main" not in _defined(parts[0])
+    assert "@xr_gemm_serial" in _defined(parts[0]) and "@main" not in _defined(parts[0])
     for name in ("@xr_num_threads", "@xr_arena_main"):
         defs = [p for p in parts if re.search(rf"^{name} = (dso_local )?global", p, re.MULTILINE)]
         assert len(defs) == 1
+
+
+def test_the_gemm_runtime_part_is_the_same_text_in_another_model():
+    """What lets the object cache serve it to every model with the same target."""
+    other = MODULE.replace("relay.sigmoid", "relay.tanh")
+    texts = []
+    real = jit_module.split_module
+
+    def grab(text, parts):
+        texts.append(text)
+        return real(text, parts)
+
+    jit_module.split_module = grab
+    try:
+        xrelay.build(xrelay.parse_module(other), cache=False)
+    finally:
+        jit_module.split_module = real
+    first, second = split_module(_llvm_text(), 4), split_module(texts[0], 4)
+    assert "@xr_gemm_serial" in _defined(first[0])
+    assert first[0] == second[0]
+    assert first[1:] != second[1:]
 
 
 def test_one_part_is_the_module_itself():
