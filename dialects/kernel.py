@@ -159,9 +159,9 @@ class GemmSpec:
 @dataclass(frozen=True)
 class PackSpec:
     """How a packed parameter is made from parameter `source`: operand "a" (convolution
-    weights [O, C/g, kh, kw] as `groups` matrices of `rows` x `k`, in panels of 6 rows) or
-    "b" (a [rows, k] matrix, or its transpose when `transpose`, in panels of `panel`
-    columns: the micro-kernel's width, 16 or 32)."""
+    weights [O, C/g, kh, kw] as `groups` matrices of `rows` x `k`, in panels of `panel`
+    rows: the micro-kernel's height, 6 or 8) or "b" (a [rows, k] matrix, or its transpose
+    when `transpose`, in panels of `panel` columns: the micro-kernel's width, 16 or 32)."""
 
     source: str = ""
     operand: str = ""

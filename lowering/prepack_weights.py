@@ -27,7 +27,7 @@ from xdsl.rewriter import Rewriter
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
 from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
-from xrelay.lowering.kernels.gemm import panel_width
+from xrelay.lowering.kernels.gemm import panel_width, row_height
 from xrelay.lowering.kernels.prepack import pack_weight, padded
 from xrelay.lowering.select_kernels import KERNEL_ATTR, declaration_cache, gemm_declaration
 from xrelay.signature import param_name
@@ -70,9 +70,10 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         groups = 1
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
-        mpad = padded(spec.m, 6)
+        mr = row_height(nr // 2)
+        mpad = padded(spec.m, mr)
         batch = tuple((c, mpad * spec.k if sa else 0, *rest) for c, sa, *rest in spec.batch)
-        pack = PackSpec(a_name, "a", spec.m, spec.k, groups=groups)
+        pack = PackSpec(a_name, "a", spec.m, spec.k, groups=groups, panel=mr)
         return 0, pack, replace(spec, a_packed=True, mpad=mpad, batch=batch)
     if not spec.per_row and not spec.batch and b_name is not None:
         transpose = (spec.rsb, spec.csb) != (1, spec.k)  # B stored [K, N], not [N, K]
@@ -83,7 +84,7 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
 
 def _packed_size(pack: PackSpec) -> int:
     if pack.operand == "a":
-        return pack.groups * padded(pack.rows, 6) * pack.k
+        return pack.groups * padded(pack.rows, pack.panel) * pack.k
     return padded(pack.rows, pack.panel) * pack.k
 
 
@@ -157,7 +158,7 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
 class PrepackWeights(ModulePass):
     """Weights of runtime GEMM calls that are parameters -> packed parameters. Options:
     vector-width (0: this host's; 16 with AVX-512, else 8), which sets B's panel width and
-    is recorded on the module (`xrelay.vector_width`) for emit-runtime."""
+    A's panel height (kernels/gemm.py: panel_width, row_height) and is recorded on the module (`xrelay.vector_width`) for emit-runtime."""
 
     name = "prepack-weights"
 

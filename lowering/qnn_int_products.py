@@ -49,7 +49,7 @@ from xrelay.dialects.qnn.base import dtype_range
 from xrelay.lowering.context import release
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
-from xrelay.lowering.kernels.gemm import MR
+from xrelay.lowering.kernels.igemm import MR
 from xrelay.lowering.kernels.prepack import pack_words, padded
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
 from xrelay.lowering.qnn_float_products import Rewrite, Weights

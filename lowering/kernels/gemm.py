@@ -16,15 +16,16 @@ model that calls it.
     C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
 
 The product is blocked BLIS-style: B is packed in KC x NC blocks of NR-column panels, A in
-MC x KC blocks of 6-row panels, and a 6 x NR register-blocked micro-kernel (12 `<VW x
+MC x KC blocks of MR-row panels, and an MR x NR register-blocked micro-kernel (2 MR `<VW x
 float>` accumulators, broadcast-and-FMA per k) computes each tile. VW, the vector width,
-follows the target: 16 floats with AVX-512 (NR = 32), else 8 (NR = 16); the epilogue (scale, shift,
+follows the target: 16 floats with AVX-512 (NR = 32, MR = 8), else 8 (NR = 16, MR = 6:
+`row_height`); the epilogue (scale, shift,
 residual, relu) is applied in registers after the tile's last K block, so C is written once.
-Edge tiles go through a 6 x NR scratch tile. With M <= 3 (matrix-vector shapes) nothing is
+Edge tiles go through an MR x NR scratch tile. With M <= 3 (matrix-vector shapes) nothing is
 packed: each output is a dot product along K, or rows of B are accumulated along N.
 
 Operands that are the same at every run (weights) are packed once at build time
-(`lowering/kernels/prepack.py`), K block by K block: A as [K/KC][mpad/6][kc][6], B as
+(`lowering/kernels/prepack.py`), K block by K block: A as [K/KC][mpad/MR][kc][MR], B as
 [K/KC][npad/NR][kc][NR] (mpad, npad: M and N rounded up to the panel width); arow0 and bcol0
 say where this call's rows or columns start in them. Only the packed path (M > 3) reads them.
 
@@ -33,7 +34,7 @@ With `geo` non-null, B is the implicit im2col matrix of a convolution whose inpu
 from bcol0 (rsb and csb are unused).
 
 Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
-16-column units, or along M in 6-row units when M has more tiles; products under
+NR-column units, or along M in MR-row units when M has more tiles; products under
 PARALLEL_MIN multiply-adds run on the calling thread. Without libgomp everything is serial.
 """
 
@@ -46,7 +47,7 @@ from xrelay.lowering.kernels.conv_pack import pack_conv
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, team, unpack
 
-MR = 6
+MR_AVX2, MR_AVX512 = 6, 8  # micro-kernel rows: see row_height
 KC, MC, NC = 256, 144, 1024
 WIDTHS = (8, 16)  # vector widths (floats) the micro-kernel is generated for
 PARALLEL_MIN = 1 << 17  # multiply-adds
@@ -106,27 +107,27 @@ def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
 
 
 def micro_kernel(w: Writer, vw: int) -> None:
-    """xr_ukr: C[6 x NR] (+)= Ap[kc x 6] panel times Bp[kc x NR] panel, then the epilogue
+    """xr_ukr: C[MR x NR] (+)= Ap[kc x MR] panel times Bp[kc x NR] panel, then the epilogue
     when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row."""
-    nr, v = 2 * vw, vec(vw)
+    nr, v, height = 2 * vw, vec(vw), row_height(vw)
     fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
     with w.function("void", "@xr_ukr", params):
-        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
         with w.loop("k", "0", "%kc") as k:
             bp = w.gep("%bp", w.mul(k, str(nr)))
             # prepacked params need not be aligned
             b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
-            ap = w.gep("%ap", w.mul(k, str(MR)))
-            for r in range(MR):
+            ap = w.gep("%ap", w.mul(k, str(height)))
+            for r in range(height):
                 a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"), vw)
                 for j in range(2):
                     cur = w.get(accs[r][j])
                     w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
-        rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(MR)]
+        rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(height)]
         with w.if_(w.op("icmp ne i64 %acc, 0")):
-            for r in range(MR):
+            for r in range(height):
                 for j in range(2):
                     old = load8(w, w.gep(rows[r], str(vw * j)), vw=vw)
                     w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
@@ -134,7 +135,7 @@ def micro_kernel(w: Writer, vw: int) -> None:
             lo = splat(w, "%lo", vw)
             scol = [load8(w, w.gep("%scol", str(vw * j)), vw=vw) for j in range(2)]
             tcol = [load8(w, w.gep("%tcol", str(vw * j)), vw=vw) for j in range(2)]
-            for r in range(MR):
+            for r in range(height):
                 s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"), vw)
                 t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"), vw)
                 res_row = w.gep("%res", w.mul(str(r), "%ldr"))
@@ -146,13 +147,13 @@ def micro_kernel(w: Writer, vw: int) -> None:
                     x = w.op(f"fadd {v} {x}, {load8(w, w.gep(res_row, str(vw * j)), vw=vw)}")
                     x = w.op(f"call {v} {maximum}({v} {x}, {v} {lo})")
                     w.set(accs[r][j], x)
-        for r in range(MR):
+        for r in range(height):
             for j in range(2):
                 w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
 
 
 def edge_tile(w: Writer, NR: int) -> None:
-    """xr_edge: copy the valid mr x nr part of a 6 x NR scratch tile into C, adding C's
+    """xr_edge: copy the valid mr x nr part of an MR x NR scratch tile into C, adding C's
     partial sums (%acc) and applying the epilogue (%epi): vectors masked to the valid
     columns, the same operations in the same order as the micro-kernel's epilogue."""
     params = [("ptr", "%t"), ("ptr", "%c"), ("i64", "%ldc"), ("i64", "%mr"), ("i64", "%nr"),
@@ -220,7 +221,7 @@ def pack(w: Writer, name: str, width: int) -> None:
             d = w.gep("%dst", w.mul(k, str(width)))
             with w.loop("p", "0", full_rows, str(width)) as p:
                 s_p, d_p = w.gep(src, p), w.gep(d, w.mul(p, "%kc"))
-                if width % 8:  # A's 6-row panels: scalar copies
+                if width % 8:  # A's 6-row panels (AVX2): scalar copies
                     for q in range(width):
                         x = w.op(f"load float, ptr {w.gep(s_p, str(q))}")
                         w.do(f"store float {x}, ptr {w.gep(d_p, str(q))}")
@@ -280,11 +281,12 @@ IDENTITY_EPILOGUE = (
 
 
 def gemm_serial(w: Writer, NR: int) -> None:
+    height = row_height(NR // 2)
     with w.function("void", "@xr_gemm_serial", PARAMS):
         ep = Epilogue(w)
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC * 4})")
-        tmp = w.op(f"alloca [{MR * NR} x float], align 32")
+        tmp = w.op(f"alloca [{height * NR} x float], align 32")
         conv = w.op("icmp ne ptr %geo, null")  # B: a convolution's implicit im2col matrix
         plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
@@ -323,14 +325,14 @@ def gemm_serial(w: Writer, NR: int) -> None:
                     with w.loop("jr", "0", nc, str(NR)) as jr:
                         nr = w.min(str(NR), w.sub(nc, jr))
                         bpp = w.gep(bblock, w.mul(jr, kc))
-                        with w.loop("ir", "0", mc, str(MR)) as ir:
-                            mr = w.min(str(MR), w.sub(mc, ir))
+                        with w.loop("ir", "0", mc, str(height)) as ir:
+                            mr = w.min(str(height), w.sub(mc, ir))
                             app = w.gep(ablock, w.mul(ir, kc))
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
                             full = w.op(
-                                f"and i1 {w.op(f'icmp eq i64 {mr}, {MR}')}, {w.op(f'icmp eq i64 {nr}, {NR}')}"
+                                f"and i1 {w.op(f'icmp eq i64 {mr}, {height}')}, {w.op(f'icmp eq i64 {nr}, {NR}')}"
                             )
                             then, other, join = w.if_else(full, "full")
                             w.block(then)
@@ -476,10 +478,11 @@ def split_entry(
     min_macs: int,
     rows: Slicer,
     columns: Slicer,
+    mr: int,
 ) -> None:
     """`name` (taking `params`, which include %M %N %K): `serial` on the calling thread for
     products under `min_macs` multiply-adds or one thread, else split over libgomp's pool
-    along N in `nr`-column units, or along M in 6-row units when M has more tiles (never
+    along N in `nr`-column units, or along M in `mr`-row units when M has more tiles (never
     for matrix-vector shapes). `rows(w, args, lo, count)` / `columns(...)` give the serial
     call's arguments for one thread's rows / columns [lo, lo + count)."""
     n = len(params)
@@ -491,7 +494,7 @@ def split_entry(
             tid, nt = team(w)
             split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
             by_m = w.op(f"icmp ne i64 {split}, 0")
-            unit = w.op(f"select i1 {by_m}, i64 {MR}, i64 {nr}")
+            unit = w.op(f"select i1 {by_m}, i64 {mr}, i64 {nr}")
             total = w.op(f"select i1 {by_m}, i64 {vals['%M']}, i64 {vals['%N']}")
             tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
             per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
@@ -518,7 +521,7 @@ def split_entry(
         w.do(f"call void {serial}({names})")
         w.br(join)
         w.block(other)
-        mt = w.op(f"sdiv i64 {w.add('%M', str(MR - 1))}, {MR}")
+        mt = w.op(f"sdiv i64 {w.add('%M', str(mr - 1))}, {mr}")
         ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
         by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')}, {w.op('icmp sgt i64 %M, 3')}")
         team_size = w.op(f"trunc i64 {threads_now} to i32")
@@ -564,6 +567,14 @@ def panel_width(vw: int) -> int:
     return 2 * vw
 
 
+def row_height(vw: int) -> int:
+    """MR, the micro-kernel's tile height (and A's packed panel height) for vector width
+    vw: 8 rows with AVX-512 (16 accumulators of its 32 registers), 6 with AVX2 (12 of 16).
+    8 rows also divide the channel counts of most convolutions (64, 128...), which 6 rows
+    leave an edge tile of."""
+    return MR_AVX512 if vw >= 16 else MR_AVX2
+
+
 def runtime_ir(threads: bool, vw: int = 8) -> str:
     """`xr_sgemm` and its helpers for vector width `vw` (the thread pool is declared by
     kernels/parallel.py)."""
@@ -572,11 +583,14 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     w.lines.append(HEADER + CONV_HEADER)
     micro_kernel(w, vw)
     edge_tile(w, nr)
-    pack(w, "@xr_pack_a", MR)
+    pack(w, "@xr_pack_a", row_height(vw))
     pack(w, "@xr_pack_b", nr)
     pack_conv(w, nr, vw)
     gemm_serial(w, nr)
     gemv(w)
     serial_entry(w)
-    split_entry(w, "@xr_sgemm", PARAMS, "@xr_gemm_part", threads, nr, PARALLEL_MIN, _rows, _columns)
+    split_entry(
+        w, "@xr_sgemm", PARAMS, "@xr_gemm_part", threads, nr, PARALLEL_MIN, _rows, _columns,
+        row_height(vw),
+    )
     return w.text()

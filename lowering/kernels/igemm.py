@@ -44,12 +44,14 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels.gemm import MC, MR, NC, PARALLEL_MIN, offset_or_null, split_entry
+from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import im2col
 from xrelay.lowering.kernels.irtext import Writer, concat
 from xrelay.lowering.kernels.prepack import IKC
 
+MR = 6  # the 8-bit micro-kernel's rows (8, as the f32 one has with AVX-512, was slower
+# on ResNet-50 int8: 16.4 -> 17.8 ms)
 GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
 
 PARAMS = [
@@ -525,6 +527,6 @@ def runtime_ir(threads: bool, vw: int, group: int) -> str:
         # 8-bit products do about 4x the f32 kernel's work per instruction
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
-            4 * PARALLEL_MIN, _rows, _columns,
+            4 * PARALLEL_MIN, _rows, _columns, MR,
         )  # fmt: skip
     return w.text()

@@ -45,8 +45,8 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
     if spec.operand == "a":  # conv weights [O, C/g, kh, kw] -> per group [O/g, K]
         groups = source.reshape(spec.groups, spec.rows, spec.k)
         if spec.groups == 1:
-            return pack_panels(groups[0], 6)
-        return np.concatenate([pack_panels(g, 6) for g in groups])
+            return pack_panels(groups[0], spec.panel)
+        return np.concatenate([pack_panels(g, spec.panel) for g in groups])
     mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
     return pack_panels(mat.T if spec.transpose else mat, spec.panel)
 

@@ -7,7 +7,7 @@
 // computes; the GEMM declaration of the dense after it does not clash with it.
 // CHECK-LABEL: func.func @main
 // CHECK-SAME:    %[[U:[^:]+]]: tensor<36x32x64xf32> {xrelay.name = "w.winograd4", xrelay.param, xrelay.winograd = "w"}
-// CHECK-SAME:    %[[P:[^:]+]]: tensor<{{[0-9]+}}xf32> {xrelay.name = "w.winograd4.packed{{[0-9]+}}", xrelay.param, xrelay.pack = #kernel.pack<source = "w.winograd4", operand = "a", rows = 32, k = 64, groups = 36>}
+// CHECK-SAME:    %[[P:[^:]+]]: tensor<{{[0-9]+}}xf32> {xrelay.name = "w.winograd4.packed{{[0-9]+}}", xrelay.param, xrelay.pack = #kernel.pack<source = "w.winograd4", operand = "a", rows = 32, k = 64, groups = 36, panel = 6>}
 // CHECK:         %[[V:.+]] = relay.nn.winograd_input %x {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x32x32xf32>) -> tensor<36x1x64x8x9xf32>
 // CHECK:         %[[M:.+]] = func.call @[[G:xr_gemm_[0-9]+]](%[[P]], %[[V]]) : ({{.*}}, tensor<36x1x64x8x9xf32>) -> tensor<36x1x32x8x8xf32>
 // CHECK:         relay.nn.winograd_output %[[M]], %{{.+}}, %{{.+}} {size = array<i64: 32, 32>, scale = true, shift = true, relu = true} : (tensor<36x1x32x8x8xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
