@@ -3,10 +3,11 @@ on a copy of the module, JIT-compile the result."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import llvm as llvm_dialect
@@ -27,23 +28,36 @@ from xrelay.lowering.plan_buffers import read_dynamic_plan
 from xrelay.lowering.vm import VMLibrary, uses_vm
 from xrelay.signature import Argument, FunctionSignature, main_function
 
+FREEZE_MIN_OPS = 150  # modules this large build with the heap frozen (ResNet-50: 180)
 
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """The objects alive when a build starts (the module, its parameters, the imported
-    libraries) are left out of the garbage collector's passes while it runs (gc.freeze):
-    the passes make and drop many objects, and each full collection walked the whole heap
-    (DenseNet-121's build 7.6 -> 6.8 s, ResNet-50's 2.65 -> 2.47, the same peak memory;
-    with the collector off instead, DenseNet-121 peaked 31 MB higher). A caller's own
-    gc.freeze() is left as it is."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
+
+def frozen_heap(compile_fn: Callable[..., Library]) -> Callable[..., Library]:
+    """`compile_fn(module, ...)` with the objects alive when it starts (the module, its
+    parameters, the imported libraries) left out of the garbage collector's passes
+    (gc.freeze) for a module of FREEZE_MIN_OPS operations or more: its passes make and
+    drop many objects, and each full collection walked the whole heap (fresh-process
+    builds: DenseNet-121 7.6 -> 6.5 s, ResNet-50 2.65 -> 2.7; the collector off instead
+    kept DenseNet-121's garbage and peaked 31 MB higher). A full collection first, so no
+    garbage is frozen (without it, repeated builds grew the process); about 0.04 s after
+    importing xrelay, 0.12 s with torch and transformers loaded, which small modules do
+    not repay. A caller's own gc.freeze() or disabled collector is left as it is."""
+
+    @functools.wraps(compile_fn)
+    def frozen(module: ModuleOp, *args: Any, **kwargs: Any) -> Library:
+        if (
+            gc.get_freeze_count()
+            or not gc.isenabled()
+            or sum(1 for _ in module.walk()) < FREEZE_MIN_OPS
+        ):
+            return compile_fn(module, *args, **kwargs)
+        gc.collect()
+        gc.freeze()
+        try:
+            return compile_fn(module, *args, **kwargs)
+        finally:
+            gc.unfreeze()
+
+    return frozen
 
 
 def build(
@@ -107,7 +121,7 @@ def build(
     )
 
 
-@frozen_heap()
+@frozen_heap
 def _compile(
     module: ModuleOp,
     signature: FunctionSignature,
