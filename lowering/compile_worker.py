@@ -284,11 +284,15 @@ def _key(ir_text: str, target: dict[str, Any]) -> bytes:
     return digest.digest()
 
 
+_CACHE_LOCK = threading.Lock()  # builds may run on several threads
+
+
 def _remember(key: bytes, code: bytes) -> None:
-    _CACHE[key] = code
-    total = sum(map(len, _CACHE.values()))
-    while total > CACHE_BYTES and len(_CACHE) > 1:
-        total -= len(_CACHE.popitem(last=False)[1])
+    with _CACHE_LOCK:
+        _CACHE[key] = code
+        total = sum(map(len, _CACHE.values()))
+        while total > CACHE_BYTES and len(_CACHE) > 1:
+            total -= len(_CACHE.popitem(last=False)[1])
 
 
 def object_codes(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
@@ -296,9 +300,10 @@ def object_codes(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
     from this process's cache, or compiled by up to `jobs()` worker processes at once,
     the longest texts first; raises CompileError (the first failure's)."""
     keys = [_key(text, target) for text in ir_texts]
-    known = {k: _CACHE[k] for k in keys if k in _CACHE}
-    for k in known:
-        _CACHE.move_to_end(k)
+    with _CACHE_LOCK:
+        known = {k: _CACHE[k] for k in keys if k in _CACHE}
+        for k in known:
+            _CACHE.move_to_end(k)
     todo = [n for n, k in enumerate(keys) if k not in known]
     made = _compile_all([ir_texts[n] for n in todo], target)
     for n, code in zip(todo, made):

@@ -65,6 +65,8 @@ def _parse(text: str) -> tuple[list[str], list[_Item], list[_Item], list[str]]:
         g = _GLOBAL.match(line)
         if g is not None:
             words = g.group(2).split()
+            if "alias" in words or "ifunc" in words:
+                raise ValueError("aliases: not split")
             internal = bool(words) and words[0] in ("internal", "private")
             globals_.append(_Item(g.group(1), line, internal))
         elif line.startswith(("declare ", "attributes ")):

@@ -179,3 +179,43 @@ def test_artifacts_hold_every_object_and_read_format_1(tmp_path, monkeypatch):
     assert len(back.objects) == 1 and back.ir_z is None
     np.testing.assert_array_equal(back.run(x=x, **params)[0], want)
     assert struct.unpack_from("<8s", old)[0] == artifact.MAGIC
+
+
+def test_text_the_splitter_does_not_know_is_compiled_whole():
+    text = _llvm_text() + "@alias = alias i32, ptr @xr_num_threads\n"
+    assert split_module(text, 4) == [text]
+
+
+def test_builds_on_two_threads_at_once():
+    """The workers and the object cache are shared by concurrent builds."""
+    import threading
+
+    x, params = _inputs()
+    compile_worker._CACHE.clear()
+    other = MODULE.replace("relay.sigmoid", "relay.tanh")
+    want = {
+        name: xrelay.build(xrelay.parse_module(text), cache=False).run(x=x, **params)[0]
+        for name, text in (("same", MODULE), ("other", other))
+    }
+    compile_worker._CACHE.clear()
+    results, errors = {}, []
+
+    def go(name, text):
+        try:
+            for _ in range(3):
+                lib = xrelay.build(xrelay.parse_module(text), cache=False)
+                results[name] = lib.run(x=x, **params)[0]
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [
+        threading.Thread(target=go, args=("same", MODULE)),
+        threading.Thread(target=go, args=("other", other)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for name in want:
+        np.testing.assert_array_equal(results[name], want[name])
