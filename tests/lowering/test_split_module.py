@@ -217,5 +217,5 @@ def test_builds_on_two_threads_at_once():
     for t in threads:
         t.join()
     assert not errors
-    for name in want:
-        np.testing.assert_array_equal(results[name], want[name])
+    for name, value in want.items():
+        np.testing.assert_array_equal(results[name], value)
