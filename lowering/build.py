@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -121,6 +122,23 @@ def build(
     )
 
 
+# builds on several threads run one at a time: two threads building at once failed once
+# in a full test run with "Can't add to a block an operation already attached to a block"
+# (the shared state was not found); the passes hold the GIL anyway, and LLVM's parts still
+# compile on every CPU
+_BUILD_LOCK = threading.RLock()
+
+
+def one_at_a_time(compile_fn: Callable[..., Library]) -> Callable[..., Library]:
+    @functools.wraps(compile_fn)
+    def locked(*args: Any, **kwargs: Any) -> Library:
+        with _BUILD_LOCK:
+            return compile_fn(*args, **kwargs)
+
+    return locked
+
+
+@one_at_a_time
 @frozen_heap
 def _compile(
     module: ModuleOp,

@@ -273,9 +273,13 @@ def object_code(ir_text: str, target: dict[str, Any], pic: bool = False) -> byte
 
 
 # object code by (IR text, target): the same text compiles to the same bytes, and the
-# GEMM runtime's part (split_module) is the same text in every model that has it
+# GEMM runtime's part (split_module) is the same text in every model that has it. Only
+# texts of CACHE_MIN_TEXT characters or more are kept (the runtime's parts; a small
+# model's parts compile in milliseconds, and a process building many different ones
+# would otherwise fill the cache with them)
 _CACHE: OrderedDict[bytes, bytes] = OrderedDict()
-CACHE_BYTES = 32 << 20  # least recently used entries go beyond this
+CACHE_BYTES = 16 << 20  # least recently used entries go beyond this
+CACHE_MIN_TEXT = 64 * 1024
 
 
 def _key(ir_text: str, target: dict[str, Any]) -> bytes:
@@ -308,7 +312,8 @@ def object_codes(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
     made = _compile_all([ir_texts[n] for n in todo], target)
     for n, code in zip(todo, made):
         known[keys[n]] = code
-        _remember(keys[n], code)
+        if len(ir_texts[n]) >= CACHE_MIN_TEXT:
+            _remember(keys[n], code)
     return [known[k] for k in keys]
 
 

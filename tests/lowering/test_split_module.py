@@ -123,7 +123,7 @@ def test_the_parts_link_into_the_same_program(monkeypatch):
     np.testing.assert_allclose(outs[1], ref.run(x=x, **params)[0], rtol=1e-5, atol=1e-6)
 
 
-def test_a_part_compiled_before_comes_from_the_cache(monkeypatch):
+def test_the_runtime_part_compiled_before_comes_from_the_cache(monkeypatch):
     x, params = _inputs()
     compile_worker._CACHE.clear()
     first = xrelay.build(xrelay.parse_module(MODULE), cache=False)
@@ -136,7 +136,10 @@ def test_a_part_compiled_before_comes_from_the_cache(monkeypatch):
 
     monkeypatch.setattr(compile_worker, "_compile_all", counting)
     again = xrelay.build(xrelay.parse_module(MODULE), cache=False)
-    assert compiled == []
+    # the GEMM runtime's part is served; the model's small parts compile again (they are
+    # not kept: a process building many models would fill the cache with them)
+    assert compiled and all(len(t) < compile_worker.CACHE_MIN_TEXT for t in compiled)
+    assert len(compiled) == len(first.objects) - 1
     assert again.objects == first.objects
     np.testing.assert_array_equal(again.run(x=x, **params)[0], first.run(x=x, **params)[0])
 
@@ -187,31 +190,33 @@ def test_text_the_splitter_does_not_know_is_compiled_whole():
 
 
 def test_builds_on_two_threads_at_once():
-    """The workers and the object cache are shared by concurrent builds."""
+    """Builds on two threads (run one at a time, lowering/build.py: two at once failed once
+    in a full test run) give the single-threaded outputs; the compile workers and the
+    object cache are shared. The modules are parsed here, on one thread."""
     import threading
 
     x, params = _inputs()
     compile_worker._CACHE.clear()
     other = MODULE.replace("relay.sigmoid", "relay.tanh")
+    texts = (("same", MODULE), ("other", other))
     want = {
         name: xrelay.build(xrelay.parse_module(text), cache=False).run(x=x, **params)[0]
-        for name, text in (("same", MODULE), ("other", other))
+        for name, text in texts
     }
     compile_worker._CACHE.clear()
     results, errors = {}, []
 
-    def go(name, text):
+    modules = {name: [xrelay.parse_module(t) for _ in range(4)] for name, t in texts}
+
+    def go(name):
         try:
-            for _ in range(3):
-                lib = xrelay.build(xrelay.parse_module(text), cache=False)
+            for module in modules[name]:
+                lib = xrelay.build(module, cache=False)
                 results[name] = lib.run(x=x, **params)[0]
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [
-        threading.Thread(target=go, args=("same", MODULE)),
-        threading.Thread(target=go, args=("other", other)),
-    ]
+    threads = [threading.Thread(target=go, args=(name,)) for name, _ in texts]
     for t in threads:
         t.start()
     for t in threads:
