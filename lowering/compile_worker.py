@@ -261,15 +261,9 @@ def prestart() -> None:
 
 
 def object_code(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
-    """Object code of an LLVM module (its text) for `target`; raises CompileError."""
-    if not use_worker():
-        try:
-            return compile_here(ir_text, target, pic)
-        except RuntimeError as e:
-            raise CompileError(str(e)) from None
-    if not _WORKERS:
-        _WORKERS.append(Worker())
-    return _WORKERS[0].compile(ir_text, target, pic)
+    """Object code of an LLVM module (its text) for `target`, not cached; raises
+    CompileError."""
+    return _compile_all([ir_text], target, pic)[0]
 
 
 # object code by (IR text, target): the same text compiles to the same bytes, and the
@@ -317,19 +311,19 @@ def object_codes(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
     return [known[k] for k in keys]
 
 
-def _compile_all(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
+def _compile_all(ir_texts: list[str], target: dict[str, Any], pic: bool = False) -> list[bytes]:
     if not ir_texts:
         return []
     if not use_worker():
         try:
-            return [compile_here(text, target) for text in ir_texts]
+            return [compile_here(text, target, pic) for text in ir_texts]
         except RuntimeError as e:
             raise CompileError(str(e)) from None
     n = min(jobs(), len(ir_texts))
     while len(_WORKERS) < n:
         _WORKERS.append(Worker())
     if n == 1:
-        return [_WORKERS[0].compile(text, target) for text in ir_texts]
+        return [_WORKERS[0].compile(text, target, pic) for text in ir_texts]
     results: list[bytes | None] = [None] * len(ir_texts)
     errors: list[CompileError] = []
     queue = sorted(range(len(ir_texts)), key=lambda k: -len(ir_texts[k]))
@@ -342,7 +336,7 @@ def _compile_all(ir_texts: list[str], target: dict[str, Any]) -> list[bytes]:
                     return
                 k = queue.pop(0)
             try:
-                results[k] = worker.compile(ir_texts[k], target)
+                results[k] = worker.compile(ir_texts[k], target, pic)
             except CompileError as e:
                 with lock:
                     errors.append(e)

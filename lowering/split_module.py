@@ -7,8 +7,8 @@ and they were half of ResNet-50's build time on one core.
 What stays together: a function or mutable global with internal linkage and everything
 that refers to it (so no linkage changes and no cross-part inlining is lost: the kernels
 reach each other only through external symbols). The largest groups (the GEMM's runtime,
-a large main) are parts of their own; the others are spread over the remaining parts, longest text first
-to the lightest part. Each part holds copies of the internal constants it refers to,
+a large main) are parts of their own; the others are spread over the remaining parts,
+longest text first to the lightest part. Each part holds copies of the internal constants it refers to,
 declarations of what it calls elsewhere, its attribute groups renumbered in order of use
 (so the GEMM runtime's part is the same text in every model that has it, and
 compile_worker's cache serves it), and the last part defines the mutable external globals
@@ -115,9 +115,10 @@ def split_module(text: str, parts: int) -> list[str]:
     text when it cannot usefully be split). The largest group of functions and every
     other of LARGE characters or more (the GEMM's runtime, a large main) are parts of
     their own, so the runtime's part is the same text from model to model (compile_worker
-    caches object code by text); the others are spread over the remaining parts. A part holds what its functions refer to: the constants, declarations
-    and attribute groups (renumbered in order of use), and the module's mutable external
-    globals are defined in the last part only."""
+    caches object code by text); the others are spread over the remaining parts. A part
+    holds what its functions refer to: the constants, declarations and attribute groups
+    (renumbered in order of use); the module's mutable external globals are defined in the
+    last part only."""
     if parts < 2:
         return [text]
     try:
@@ -145,24 +146,25 @@ def split_module(text: str, parts: int) -> list[str]:
         groups.setdefault(find(fn.name), []).append(fn)
     if len(groups) < 2:
         return [text]
-    ranked = sorted(groups.values(), key=lambda g: -sum(len(f.text) for f in g))
+    ranked = sorted(((sum(len(f.text) for f in g), g) for g in groups.values()),
+                    key=lambda sg: -sg[0])  # fmt: skip
     parts = min(parts, len(ranked))
     # the largest group, and any other of LARGE characters or more, are parts of their own
     alone = 1
-    while alone < parts - 1 and sum(len(f.text) for f in ranked[alone]) >= LARGE:
+    while alone < parts - 1 and ranked[alone][0] >= LARGE:
         alone += 1
-    bins: list[list[_Item]] = [list(g) for g in ranked[:alone]]
+    bins: list[list[_Item]] = [list(g) for _, g in ranked[:alone]]
     bins += [[] for _ in range(parts - alone)]
     loads = [0] * len(bins)
-    for group in ranked[alone:]:  # longest first, each to the lightest shared part
+    for size, group in ranked[alone:]:  # longest first, each to the lightest shared part
         k = alone + loads[alone:].index(min(loads[alone:]))
         bins[k].extend(group)
-        loads[k] += sum(len(f.text) for f in group)
+        loads[k] += size
     order = {fn.name: n for n, fn in enumerate(functions)}
     declarations = {_declared_name(line): line for line in trailer if line.startswith("declare ")}
     attributes = [line for line in trailer if line.startswith("attributes ")]
     return [
-        _part(header, globals_, by_name, sorted(b, key=lambda f: order[f.name]), sticky,
+        _part(header, globals_, by_name, sorted(b, key=lambda f: order[f.name]),
               declarations, attributes, home=k == len(bins) - 1)
         for k, b in enumerate(bins)
     ]  # fmt: skip
@@ -187,7 +189,6 @@ def _part(
     globals_: list[_Item],
     by_name: dict[str, _Item],
     members: list[_Item],
-    sticky: set[str],
     declarations: dict[str, str],
     attributes: list[str],
     home: bool,
