@@ -174,6 +174,7 @@ def openvino_runner(model, inputs: dict, want: list, name: str, cache: Path):
     import numpy as np
 
     path = cache / f"{name}.openvino.onnx"
+    path.parent.mkdir(parents=True, exist_ok=True)  # a fresh clone has no cache yet
     path.write_bytes(model.SerializeToString())
     compiled = ov.Core().compile_model(str(path), "CPU", OPENVINO_CONFIG)
     request = compiled.create_infer_request()

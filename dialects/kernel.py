@@ -127,7 +127,8 @@ class GemmSpec:
     `group` values; C is i32; the epilogue is the shift, an i32 vector. With `requantize`
     (and `scale`: the f32 multipliers) the declaration has a second result, the bytes
     clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
-    partial sums only. Its `window` has no padding: qnn-int-products pads the input first."""
+    partial sums only. Its `window` has no padding: qnn-int-products pads the input first.
+    `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them."""
 
     m: int = 0
     n: int = 0
@@ -148,6 +149,7 @@ class GemmSpec:
     mpad: int = 0
     npad: int = 0
     group: int = 0
+    tiles: bool = False
     flip: bool = False
     requantize: bool = False
     out_zero_point: int = 0

@@ -22,7 +22,14 @@ from xrelay.lowering.context import BuildContext
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.expose_checks import read_checks
 from xrelay.lowering.instrument_calls import SITES_ATTR
-from xrelay.lowering.jit import Library, int_group, llvm_module, resolve_target, vector_width
+from xrelay.lowering.jit import (
+    Library,
+    amx_tiles,
+    int_group,
+    llvm_module,
+    resolve_target,
+    vector_width,
+)
 from xrelay.lowering.limits import check_sizes, dynamic_sizes
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.plan_buffers import read_dynamic_plan
@@ -156,7 +163,8 @@ def _compile(
     ctx = BuildContext(params=params if release else dict(params), release=release)
     check_sizes(module)  # before anything is allocated or compiled
     target = resolve_target(target_cpu)
-    options = {"kernels": kernels, "target": target, "profile": profile}
+    tiles = amx_tiles(target)  # the 8-bit GEMM on AMX (XRELAY_AMX=0: not)
+    options = {"kernels": kernels, "target": target, "profile": profile, "tiles": tiles}
     entry = compile_cache.key(str(module), ctx.params, options)  # also the model's hash
     if cache:
         hit = compile_cache.get(entry)
@@ -175,6 +183,7 @@ def _compile(
                 "enabled": kernels,
                 "vector_width": vector_width(target),
                 "group": int_group(target),
+                "tiles": tiles,
             },
             "prepack-weights": {"vector_width": vector_width(target)},
             "instrument-calls": {"enabled": profile},

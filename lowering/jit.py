@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import operator
 import os
 import threading
@@ -137,6 +138,31 @@ def int_group(target: dict[str, Any] | None = None, vw: int | None = None) -> in
     vw = vw if vw is not None else vector_width(target)
     have = set(target["features"])
     return 4 if vw == 16 and {"avx512vnni", "avx512bw"} <= have else 2
+
+
+AMX_FEATURES = {"amx-int8", "amx-tile", "avx512vnni", "avx512bw", "avx512f"}
+
+
+def amx_tiles(target: dict[str, Any] | None = None) -> bool:
+    """Does the 8-bit GEMM run on AMX tiles for `target` (the host by default;
+    lowering/kernels/amx.py)? When the target has AMX-INT8 (an x86-64 level has not), this
+    process may use the tile data (Linux grants it on request: the runtime asks again in
+    every process it runs in), and XRELAY_AMX is not 0."""
+    target = target or resolve_target(None)
+    if os.environ.get("XRELAY_AMX", "") == "0" or not AMX_FEATURES <= set(target["features"]):
+        return False
+    return _amx_permitted()
+
+
+@functools.cache
+def _amx_permitted() -> bool:
+    from xrelay.lowering.kernels.amx import ARCH_PRCTL, REQ_XCOMP_PERM, XTILEDATA
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(ARCH_PRCTL, REQ_XCOMP_PERM, XTILEDATA) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def missing_features(target: dict[str, Any]) -> list[str]:

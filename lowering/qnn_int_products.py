@@ -49,8 +49,9 @@ from xrelay.dialects.qnn.base import dtype_range
 from xrelay.lowering.context import release
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
+from xrelay.lowering.kernels import amx
 from xrelay.lowering.kernels.igemm import MR
-from xrelay.lowering.kernels.prepack import pack_words, padded
+from xrelay.lowering.kernels.prepack import pack_tile_rows, pack_words, padded, word_groups
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
 from xrelay.lowering.qnn_float_products import Rewrite, Weights
 from xrelay.lowering.relay_to_linalg.builder import shape_of
@@ -157,8 +158,10 @@ def rewrite_product(
     names: list[int],
     vw: int,
     group: int,
+    tiles: bool = False,
 ) -> bool:
-    """Rewrite one qnn.dense / qnn.conv2d; False where it does not apply."""
+    """Rewrite one qnn.dense / qnn.conv2d; False where it does not apply. `tiles`: for AMX
+    (group 4): weights packed for tiles, no pixel-major products."""
     conv = isinstance(op, qnn.Conv2DOp)
     if not isinstance(op, (qnn.DenseOp, qnn.Conv2DOp)) or (conv and op.attrs.groups != 1):
         return False
@@ -200,7 +203,7 @@ def rewrite_product(
         if not pointwise:  # B made from the padded input by the GEMM (implicit im2col)
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
         pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
-        pixel_major = pixel_major and zx is not None
+        pixel_major = pixel_major and zx is not None and not tiles
         if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
@@ -213,7 +216,7 @@ def rewrite_product(
             batch = () if n == 1 else ((n, 0, c * ph * pw, rows * ohw, 0),)
             spec = GemmSpec(
                 rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
-                mpad=padded(rows, MR), window=window,
+                mpad=padded(rows, amx.ROWS if tiles else MR), window=window,
             )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])
@@ -229,9 +232,10 @@ def rewrite_product(
     site = Rewrite(op, weights)
     names[0] += 1
     stem = f"{name or 'const'}.i8.{names[0]}"
-    width = MR if conv and not pixel_major else nr
+    a_weight = conv and not pixel_major  # the weight is A (else B)
+    width = (amx.ROWS if tiles else MR) if a_weight else nr
     elem = i8 if group == 4 else i16
-    size = padded(rows, width) * -(-k // group) * group
+    size = padded(rows, width) * word_groups(k, group, 16 if tiles else 1) * group
     # under build, the s8 weight [rows, K] once (the packed words and the sums read it)
     matrix = _weight_matrix(array, transposed, w_shift) if array is not None else None
 
@@ -239,7 +243,10 @@ def rewrite_product(
         return matrix.sum(axis=1, dtype=np.int64)
 
     packed_arg = weights.add(
-        f"{stem}.packed", (size,), lambda: pack_words(matrix, width, group), elem
+        f"{stem}.packed",
+        (size,),
+        lambda: packed_weight(matrix, width, group, tiles, a_weight),
+        elem,
     )
     flip = x_dtype.kind == "i"
     correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
@@ -268,7 +275,7 @@ def rewrite_product(
         args = [x, packed_arg] if pixel_major else [packed_arg, x]
     else:
         args = [op.data, packed_arg]
-    spec = replace(spec, shift=correction is not None, group=group, flip=flip)
+    spec = replace(spec, shift=correction is not None, group=group, tiles=tiles, flip=flip)
     if chain is not None:
         multipliers = chain.multipliers
         args.append(weights.add(f"{stem}.multipliers", (rows,), lambda: multipliers))
@@ -317,7 +324,14 @@ def _param_uses(fn: func.FuncOp, name: str) -> bool:
     return any(param_name(fn, arg) == name and arg.uses for arg in fn.body.block.args)
 
 
-def int_products(module: ModuleOp, ctx: Context, vw: int, group: int) -> int:
+def packed_weight(matrix: np.ndarray, width: int, group: int, tiles: bool, a: bool) -> np.ndarray:
+    """The s8 weight [rows, K] in the kernel's layout: AMX's A tiles, or igemm's panels."""
+    if tiles and a:
+        return pack_tile_rows(matrix, width)
+    return pack_words(matrix, width, group, 16 if tiles else 1)
+
+
+def int_products(module: ModuleOp, ctx: Context, vw: int, group: int, tiles: bool = False) -> int:
     count, names = 0, [0]
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         if fn.arg_attrs is None:
@@ -325,20 +339,22 @@ def int_products(module: ModuleOp, ctx: Context, vw: int, group: int) -> int:
         sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
         weights = Weights(fn, ctx)
         for op in [o for o in fn.walk() if isinstance(o, (qnn.DenseOp, qnn.Conv2DOp))]:
-            count += rewrite_product(op, weights, sizes, module, names, vw, group)
+            count += rewrite_product(op, weights, sizes, module, names, vw, group, tiles)
     return count
 
 
 @dataclass(frozen=True)
 class QnnIntProducts(ModulePass):
     """8-bit dense and one-group conv2d with s8 parameter weights -> the 8-bit GEMM.
-    Options: enabled (default true); vector-width and group (0: the host's)."""
+    Options: enabled (default true); vector-width and group (0: the host's); tiles (AMX
+    tiles, with group 4: `jit.amx_tiles` says whether the host has them)."""
 
     name = "qnn-int-products"
 
     enabled: bool = True
     vector_width: int = 0
     group: int = 0
+    tiles: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.enabled:
@@ -347,5 +363,5 @@ class QnnIntProducts(ModulePass):
         group = self.group or int_group(None, vw)
         if group == 4 and vw != 16:
             group = 2
-        if int_products(op, ctx, vw, group):
+        if int_products(op, ctx, vw, group, self.tiles and group == 4):
             op.attributes[VECTOR_WIDTH_ATTR] = IntegerAttr(vw, 64)

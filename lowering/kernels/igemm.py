@@ -44,6 +44,7 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
+from xrelay.lowering.kernels import amx
 from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import im2col
@@ -507,15 +508,18 @@ def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str
     return v
 
 
-def runtime_ir(threads: bool, vw: int, group: int) -> str:
+def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
     """`xr_igemm_a` and `xr_igemm_b` for vector width `vw` (i32 lanes) and G = `group`
-    (4: VNNI, which needs AVX-512 VNNI and vw 16). It uses gemm.HEADER's declarations
+    (4: VNNI, which needs AVX-512 VNNI and vw 16), on AMX tiles with `tiles`
+    (lowering/kernels/amx.py; G = 4, vw 16). It uses gemm.HEADER's declarations
     (aligned_alloc, free, smin, the f32 masked loads): link it after gemm.HEADER or the f32
     runtime, as kernels_ir does."""
-    if group not in GROUPS or (group == 4 and vw != 16):
+    if group not in GROUPS or (group == 4 and vw != 16) or (tiles and group != 4):
         raise ValueError(f"no 8-bit micro-kernel for vector width {vw} and group {group}")
     nr = 2 * vw
     w = Writer()
+    if tiles:
+        return _tiles_ir(w, threads, nr)
     w.lines.append(HEADER + CONV_HEADER)
     edge_tile(w, nr)
     pack(w, "@xr_ipack_a", MR, group)
@@ -528,5 +532,24 @@ def runtime_ir(threads: bool, vw: int, group: int) -> str:
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
             4 * PARALLEL_MIN, _rows, _columns, MR,
+        )  # fmt: skip
+    return w.text()
+
+
+def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
+    """The AMX runtime: igemm's edge tile, B packing and implicit im2col around amx.py's
+    micro-tiles."""
+    w.lines.append(HEADER + CONV_HEADER + amx.HEADER)
+    edge_tile(w, nr)
+    pack(w, "@xr_ipack_b", nr, 4)
+    im2col(w)
+    amx.pack_rows(w)
+    for unsigned in "ab":
+        amx.micro_kernel(w, unsigned)
+        amx.slow_kernel(w, unsigned)
+        amx.gemm_serial(w, unsigned, PARAMS)
+        split_entry(
+            w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
+            4 * PARALLEL_MIN, _rows, _columns, amx.ROWS,
         )  # fmt: skip
     return w.text()

@@ -51,23 +51,36 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
     return pack_panels(mat.T if spec.transpose else mat, spec.panel)
 
 
-def pack_words(mat: np.ndarray, width: int, group: int) -> np.ndarray:
-    """An 8-bit weight [R, K] (s8 values) -> the packed layout of lowering/kernels/igemm.py:
-    K zero-padded to whole groups of `group` values (one 32-bit word per row and group), K
-    blocks of IKC values, panels of `width` rows, word (panel, g, row) at (panel * kcg + g) *
-    width + row, rows past the end zero. int8 values for group 4 (VNNI), int16 for 2."""
+def word_groups(k: int, group: int, multiple: int = 1) -> int:
+    """Words per packed row of an 8-bit weight with K = k: whole groups of `group` values,
+    each K block's rounded up to `multiple` (16 for AMX tiles: whole 64-byte steps)."""
+    kg, step = -(-k // group), IKC // group
+    return (kg // step) * step + padded(kg % step, multiple)
+
+
+def _words(mat: np.ndarray, width: int, group: int, multiple: int) -> tuple[np.ndarray, int]:
+    """[R, K] -> [rows padded to width, words, group] (zeros past the ends), and K blocks'
+    word count."""
     rows, k = mat.shape
     dtype = np.int8 if group == 4 else np.int16
-    kg = -(-k // group)
-    rpad = padded(rows, width)
-    words = np.zeros((rpad, kg * group), dtype)
+    kw = word_groups(k, group, multiple)
+    words = np.zeros((padded(rows, width), kw * group), dtype)
     words[:rows, :k] = mat
-    words = words.reshape(rpad, kg, group)
-    out = np.empty(rpad * kg * group, dtype)
-    step = IKC // group
+    return words.reshape(len(words), kw, group), IKC // group
+
+
+def pack_words(mat: np.ndarray, width: int, group: int, multiple: int = 1) -> np.ndarray:
+    """An 8-bit weight [R, K] (s8 values) -> the packed layout of lowering/kernels/igemm.py:
+    K zero-padded to whole groups of `group` values (one 32-bit word per row and group), K
+    blocks of IKC values (each block's groups rounded up to `multiple`), panels of `width`
+    rows, word (panel, g, row) at (panel * kcg + g) * width + row, rows past the end zero.
+    int8 values for group 4 (VNNI), int16 for 2."""
+    words, step = _words(mat, width, group, multiple)
+    rpad, kw = words.shape[:2]
+    out = np.empty(words.size, words.dtype)
     offset = 0
-    for pg in range(0, kg, step):
-        kcg = min(step, kg - pg)
+    for pg in range(0, kw, step):
+        kcg = min(step, kw - pg)
         # block[p, g, q, t] = words[p * width + q, pg + g, t]
         block = out[offset : offset + rpad * kcg * group].reshape(rpad // width, kcg, width, group)
         block[:] = (
@@ -75,3 +88,13 @@ def pack_words(mat: np.ndarray, width: int, group: int) -> np.ndarray:
         )
         offset += rpad * kcg * group
     return out
+
+
+def pack_tile_rows(mat: np.ndarray, width: int) -> np.ndarray:
+    """An 8-bit weight [R, K] (s8) -> the A layout of AMX tiles (lowering/kernels/amx.py):
+    K blocks of IKC values, each block's groups of 4 rounded up to 16, rows padded to
+    `width`, row-major in a block: word (row, g) at row * kcg + g."""
+    words, step = _words(mat, width, 4, 16)
+    kw = words.shape[1]
+    blocks = [words[:, pg : pg + step].reshape(-1) for pg in range(0, kw, step)]
+    return np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()

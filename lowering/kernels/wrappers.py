@@ -218,6 +218,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     runtime = ""
     if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use
         runtime = gemm.runtime_ir(threads, vector_width) if 0 in groups else gemm.HEADER
-    for group in sorted(groups - {0}):  # (one 8-bit group per module: qnn-int-products)
-        runtime += igemm.runtime_ir(threads, vector_width, group)
+    tiles = any(spec.tiles for spec, _ in specs.values())
+    for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
+        runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,6 +1,6 @@
 """qnn-int-products: 8-bit dense and conv2d on the 8-bit GEMM give exactly the integers of
-the reference executor, on every word layout this machine can run (G = 4 with AVX-512
-VNNI, G = 2 at vector widths 8 and 16), on the values that make the sums largest, with
+the reference executor, on every word layout this machine can run (AMX tiles, G = 4 with
+AVX-512 VNNI, G = 2 at vector widths 8 and 16), on the values that make the sums largest, with
 u8 and s8 data, constant and run-time zero points, edges in every direction and a
 run-time batch."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import xrelay
 from xrelay.lowering.context import BuildContext
-from xrelay.lowering.jit import X86_LEVELS, host_features, int_group
+from xrelay.lowering.jit import X86_LEVELS, amx_tiles, host_features, int_group
 from xrelay.lowering.pipeline import lower
 from xrelay.tests.lowering.test_qnn_float_products import conv_module, dense_module
 
@@ -20,24 +20,29 @@ rng = np.random.default_rng(11)
 build_module = importlib.import_module("xrelay.lowering.build")  # (the package exports build)
 
 HOST = set(host_features())
-# (target_cpu, group) pairs: each word layout the host can run
+# (target_cpu, group, AMX tiles): each word layout the host can run
 LAYOUTS = [
-    pytest.param(("x86-64-v3", 2), id="avx2-g2"),
+    pytest.param(("x86-64-v3", 2, False), id="avx2-g2"),
     pytest.param(
-        ("x86-64-v4", 2), id="avx512-g2",
+        ("x86-64-v4", 2, False), id="avx512-g2",
         marks=pytest.mark.skipif(not set(X86_LEVELS["x86-64-v4"]) <= HOST, reason="no AVX-512"),
     ),
     pytest.param(
-        ("host", 4), id="vnni-g4",
+        ("host", 4, False), id="vnni-g4",
         marks=pytest.mark.skipif(int_group() != 4, reason="no AVX-512 VNNI on this CPU"),
+    ),
+    pytest.param(
+        ("host", 4, True), id="amx",
+        marks=pytest.mark.skipif(not amx_tiles(), reason="no AMX-INT8 on this CPU (or OS)"),
     ),
 ]  # fmt: skip
 
 
 @pytest.fixture(params=LAYOUTS)
 def layout(request, monkeypatch):
-    target, group = request.param
+    target, group, tiles = request.param
     monkeypatch.setattr(build_module, "int_group", lambda _target: group)
+    monkeypatch.setattr(build_module, "amx_tiles", lambda _target: tiles)
     return target
 
 
