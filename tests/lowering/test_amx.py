@@ -7,6 +7,7 @@ The exactness of whole products (edges, threads, requantization) is test_qnn_int
 from __future__ import annotations
 
 import ctypes
+import shutil
 import zlib
 
 import llvmlite.binding as llvm
@@ -109,3 +110,21 @@ def test_builds_use_tiles_where_the_host_has_them(monkeypatch):
 
 def test_portable_targets_have_no_tiles():
     assert not amx_tiles(resolve_target("x86-64-v4"))
+
+
+@needs_amx
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("objcopy") is None,
+                    reason="export_library needs a C compiler and objcopy")  # fmt: skip
+def test_a_c_program_gets_the_tiles_itself(monkeypatch, tmp_path):
+    """A C program running an exported 8-bit product on tiles (a process where Python never
+    asked Linux for the tile data: the runtime asks) gives lib.run's integers."""
+    from xrelay.tests.lowering.test_export import run_from_c
+
+    monkeypatch.setenv("XRELAY_AMX", "1")
+    text = dense_module(37, 200, 70, "ui8", "i8", 3, "dense<0> : tensor<i32>")
+    w = rng.integers(-128, 128, (200, 70)).astype(np.int8)
+    lib = xrelay.build(xrelay.parse_module(text), {"w": w}, cache=False)
+    assert "@llvm.x86.tdpbusd" in zlib.decompress(lib.ir_z).decode()
+    x = rng.integers(0, 256, (37, 200)).astype(np.uint8)
+    got = run_from_c(lib, "tiles", tmp_path, [x])
+    np.testing.assert_array_equal(got[0], lib.run(x=x)[0])
