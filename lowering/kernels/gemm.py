@@ -229,6 +229,23 @@ def pack(w: Writer, name: str, width: int) -> None:
                     for h in range(0, width, vw):
                         x = load8(w, w.gep(s_p, str(h)), vw=vw)
                         w.do(f"store {v} {x}, ptr {w.gep(d_p, str(h))}, align 4")
+        if width == 8:  # full panels with contiguous k (A of a dense product): 8 x 8
+            # blocks read as rows, transposed in registers, written as 8 k of 8 rows each
+            unit_k = w.op(f"and i1 {w.op('icmp eq i64 %cs, 1')}, {w.op('icmp ne i64 %rs, 1')}")
+            kc8 = w.op("and i64 %kc, -8")
+            with w.if_(unit_k), w.loop("p", "0", full_rows, "8") as p:
+                src = w.gep("%src", w.mul(p, "%rs"))
+                dst = w.gep("%dst", w.mul(p, "%kc"))
+                with w.loop("k", "0", kc8, "8") as k:
+                    rows = [load8(w, w.gep(src, w.add(w.mul(str(q), "%rs"), k))) for q in range(8)]
+                    for q, col in enumerate(transpose8(w, rows)):
+                        w.do(
+                            f"store {V8} {col}, ptr {w.gep(dst, w.mul(w.add(k, str(q)), '8'))}, align 4"
+                        )
+                with w.loop("k", kc8, "%kc") as k, w.loop("q", "0", "8") as q:
+                    x = w.op(f"load float, ptr {w.gep(src, w.add(w.mul(q, '%rs'), k))}")
+                    w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, '8'), q))}")
+            start = w.op(f"select i1 {unit_k}, i64 {full_rows}, i64 {start}")
         with w.loop("p", start, "%rows", str(width)) as p:  # the rest: one value at a time
             dst = w.gep("%dst", w.mul(p, "%kc"))
             for q in range(width):  # r outer when k has unit stride: contiguous reads
@@ -242,6 +259,22 @@ def pack(w: Writer, name: str, width: int) -> None:
                     x = w.op(f"load float, ptr {w.gep(row, step)}")
                     x = w.op(f"select i1 {inside}, float {x}, float 0.0")
                     w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
+
+
+def transpose8(w: Writer, rows: list[str]) -> list[str]:
+    """The columns of the 8 x 8 block whose rows are `rows` (<8 x float> each): 24
+    two-source shuffles (unpack, shufps, perm2f128 on x86)."""
+
+    def shuf(a: str, b: str, lanes: list[int]) -> str:
+        mask = ", ".join(f"i32 {i}" for i in lanes)
+        return w.op(f"shufflevector {V8} {a}, {V8} {b}, <8 x i32> <{mask}>")
+
+    lo, hi = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
+    t = [shuf(rows[i], rows[i + 1], m) for i in range(0, 8, 2) for m in (lo, hi)]
+    even, odd = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+    u = [shuf(t[i + j], t[i + j + 2], m) for i in (0, 4) for j in (0, 1) for m in (even, odd)]
+    first, second = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]
+    return [shuf(u[q % 4], u[q % 4 + 4], first if q < 4 else second) for q in range(8)]
 
 
 class Epilogue:
@@ -590,7 +623,15 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     gemv(w)
     serial_entry(w)
     split_entry(
-        w, "@xr_sgemm", PARAMS, "@xr_gemm_part", threads, nr, PARALLEL_MIN, _rows, _columns,
+        w,
+        "@xr_sgemm",
+        PARAMS,
+        "@xr_gemm_part",
+        threads,
+        nr,
+        PARALLEL_MIN,
+        _rows,
+        _columns,
         row_height(vw),
     )
     return w.text()
