@@ -73,6 +73,7 @@ EPILOGUE = [("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol
             ("ptr", "%res"), ("i64", "%ldr"), ("float", "%lo")]  # fmt: skip
 
 HEADER = """
+declare void @llvm.prefetch.p0(ptr, i32, i32, i32)
 declare float @llvm.fma.f32(float, float, float)
 declare <8 x float> @llvm.fma.v8f32(<8 x float>, <8 x float>, <8 x float>)
 declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
@@ -358,7 +359,19 @@ def gemm_serial(w: Writer, NR: int) -> None:
                     with w.loop("jr", "0", nc, str(NR)) as jr:
                         nr = w.min(str(NR), w.sub(nc, jr))
                         bpp = w.gep(bblock, w.mul(jr, kc))
+                        # a prepacked B (weights, read once per run from memory): the
+                        # next panel's cache lines fetched into L2, a share per row tile
+                        nxt = w.gep(bpp, w.mul(kc, str(NR)))
+                        tiles = w.op(f"sdiv i64 {w.add(mc, str(height - 1))}, {height}")
+                        total = w.op(f"select i1 {bpk}, i64 {w.mul(kc, str(NR // 16))}, i64 0")
+                        share = w.op(f"sdiv i64 {w.add(total, w.sub(tiles, '1'))}, {tiles}")
                         with w.loop("ir", "0", mc, str(height)) as ir:
+                            first = w.mul(w.op(f"sdiv i64 {ir}, {height}"), share)
+                            with w.loop("pf", first, w.add(first, share)) as pf:
+                                line = w.gep(nxt, w.mul(pf, "16"))
+                                w.do(
+                                    f"call void @llvm.prefetch.p0(ptr {line}, i32 0, i32 2, i32 1)"
+                                )
                             mr = w.min(str(height), w.sub(mc, ir))
                             app = w.gep(ablock, w.mul(ir, kc))
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
