@@ -374,6 +374,17 @@ def gemm_serial(w: Writer, NR: int) -> None:
                                 )
                             mr = w.min(str(height), w.sub(mc, ir))
                             app = w.gep(ablock, w.mul(ir, kc))
+                            # a prepacked A (convolution weights) on the first column
+                            # panel: its next row panel (the next block's first after
+                            # the last) fetched into L2
+                            cold = w.op(f"and i1 {apk}, {w.op(f'icmp eq i64 {jr}, 0')}")
+                            a_lines = w.op(f"select i1 {cold}, i64 {w.mul(kc, str(height))}, i64 0")
+                            nxt_a = w.gep(app, w.mul(kc, str(height)))
+                            with w.loop("pa", "0", a_lines, "16") as pa:
+                                line = w.gep(nxt_a, pa)
+                                w.do(
+                                    f"call void @llvm.prefetch.p0(ptr {line}, i32 0, i32 2, i32 1)"
+                                )
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
