@@ -10,7 +10,9 @@ convolution's columns, xr_igemm_b). Products are exact in i32, as igemm's.
 
 Layouts, per K block of IKC values (kcg = its groups of 4 values, rounded up to 16 so every
 step is a whole tile; zeros past K):
-- A: rows padded to 32, row-major: word (row, g) at row * kcg + g. Packed at run time from
+- A: rows padded to 32, tile-major in panels of 32 rows: each step's 32 rows of 64 bytes
+  (16 words) together, word (row, g) of a panel at ((g / 16) * 32 + row) * 16 + g % 16, so
+  a tile is 1 KB read in order. Packed at run time from
   the data (xr_tpack_a) or at build time from a convolution's weight
   (prepack.pack_tile_rows).
 - B: igemm's panels of 32 columns, word (panel, g, column) at (panel * kcg + g) * 32 +
@@ -79,12 +81,11 @@ def micro_kernel(w: Writer, unsigned: str) -> None:
     with w.function("void", f"@xr_tukr_{unsigned}", params):
         for c in range(4):
             w.do(f"call void @llvm.x86.tilezero(i8 {c})")
-        stride_a = w.mul("%kcg", "4")
         with w.loop("s", "0", "%kcg", str(TILE)) as s:
-            a0 = w.gep("%ap", s, "i32")
-            w.do(f"call void @llvm.x86.tileloadd64(i8 4, ptr {a0}, i64 {stride_a})")
-            a1 = w.gep(a0, w.mul("%kcg", str(TILE)), "i32")
-            w.do(f"call void @llvm.x86.tileloadd64(i8 5, ptr {a1}, i64 {stride_a})")
+            a0 = w.gep("%ap", w.mul(s, str(ROWS)), "i32")  # step s / 16: 32 rows of 64 bytes
+            w.do(f"call void @llvm.x86.tileloadd64(i8 4, ptr {a0}, i64 64)")
+            a1 = w.gep(a0, str(TILE * TILE), "i32")
+            w.do(f"call void @llvm.x86.tileloadd64(i8 5, ptr {a1}, i64 64)")
             b0 = w.gep("%bp", w.mul(s, str(ROWS)), "i32")
             w.do(f"call void @llvm.x86.tileloadd64(i8 6, ptr {b0}, i64 {ROWS * 4})")
             b1 = w.gep(b0, str(TILE), "i32")
@@ -106,11 +107,12 @@ def slow_kernel(w: Writer, unsigned: str) -> None:
         w.loop("c", "0", str(ROWS)) as c,
     ):
         acc = w.var("i32", "0", "acc")
-        arow = w.gep("%ap", w.mul(w.mul(r, "%kcg"), "4"), "i8")
+        arow = w.gep("%ap", w.mul(r, "64"), "i8")
         with w.loop("k", "0", w.mul("%kcg", "4")) as k:
             g = w.op(f"sdiv i64 {k}, 4")
             bk = w.add(w.mul(w.add(w.mul(g, str(ROWS)), c), "4"), w.op(f"srem i64 {k}, 4"))
-            pa, pb = w.gep(arow, k, "i8"), w.gep("%bp", bk, "i8")
+            at = w.add(w.mul(w.op(f"sdiv i64 {k}, 64"), str(ROWS * 64)), w.op(f"srem i64 {k}, 64"))
+            pa, pb = w.gep(arow, at, "i8"), w.gep("%bp", bk, "i8")
             x = w.op(f"{ext_a} i8 {w.op(f'load i8, ptr {pa}')} to i32")
             y = w.op(f"{ext_b} i8 {w.op(f'load i8, ptr {pb}')} to i32")
             w.set(acc, w.op(f"add i32 {w.get(acc)}, {w.op(f'mul i32 {x}, {y}')}"))
@@ -120,8 +122,8 @@ def slow_kernel(w: Writer, unsigned: str) -> None:
 def pack_rows(w: Writer) -> None:
     """xr_tpack_a(src, rs, cs, rows, k0, kcg, K, dst, flip): rows [0, rows) padded to 32,
     k [k0, k0 + 4 kcg), of data bytes (element (r, k) at src[r*rs + k*cs], xor flip) ->
-    row-major words (row r at dst + 4 r kcg), zero past the rows and past K. A row whose k
-    is contiguous and inside K is copied 64 bytes at a time."""
+    A's tile-major layout (see above), zero past the rows and past K. A row whose k is
+    contiguous and inside K is copied 64 bytes at a time."""
     params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"),
               ("i64", "%k0"), ("i64", "%kcg"), ("i64", "%K"), ("ptr", "%dst"),
               ("i64", "%flip")]  # fmt: skip
@@ -136,14 +138,17 @@ def pack_rows(w: Writer) -> None:
         fast_k = w.op(f"and i1 {w.op('icmp eq i64 %cs, 1')}, {inside_k}")
         padded = w.op(f"and i64 {w.add('%rows', str(ROWS - 1))}, {-ROWS}")
         with w.loop("r", "0", padded) as r:
-            out = w.gep("%dst", w.mul(r, bytes_), "i8")
+            panel = w.op(f"and i64 {r}, {-ROWS}")  # the row's panel, then its 64 bytes
+            first = w.add(w.mul(panel, bytes_), w.mul(w.op(f"and i64 {r}, {ROWS - 1}"), "64"))
+            out = w.gep("%dst", first, "i8")
             inside = w.op(f"icmp slt i64 {r}, %rows")
             row = w.gep("%src", w.add(w.mul(r, "%rs"), w.mul("%k0", "%cs")), "i8")
             fast, slow, join = w.if_else(w.op(f"and i1 {inside}, {fast_k}"), "row")
             w.block(fast)
             with w.loop("o", "0", bytes_, "64") as o:
                 x = w.op(f"load {v}, ptr {w.gep(row, o, 'i8')}, align 1")
-                w.do(f"store {v} {w.op(f'xor {v} {x}, {fv}')}, ptr {w.gep(out, o, 'i8')}, align 1")
+                at = w.mul(o, str(ROWS))  # chunk o / 64 follows 32 rows' chunks o / 64 - 1
+                w.do(f"store {v} {w.op(f'xor {v} {x}, {fv}')}, ptr {w.gep(out, at, 'i8')}, align 1")
             w.br(join)
             w.block(slow)
             with w.loop("o", "0", bytes_) as o:
@@ -152,7 +157,8 @@ def pack_rows(w: Writer) -> None:
                 with w.if_(w.op(f"and i1 {inside}, {w.op(f'icmp slt i64 {k}, %K')}")):
                     x = w.op(f"load i8, ptr {w.gep(row, w.mul(o, '%cs'), 'i8')}")
                     w.set(value, w.op(f"xor i8 {x}, {flip}"))
-                w.do(f"store i8 {w.get(value)}, ptr {w.gep(out, o, 'i8')}")
+                at = w.add(w.mul(w.op(f"and i64 {o}, -64"), str(ROWS)), w.op(f"and i64 {o}, 63"))
+                w.do(f"store i8 {w.get(value)}, ptr {w.gep(out, at, 'i8')}")
             w.br(join)
             w.block(join)
 

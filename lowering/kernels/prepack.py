@@ -93,8 +93,14 @@ def pack_words(mat: np.ndarray, width: int, group: int, multiple: int = 1) -> np
 def pack_tile_rows(mat: np.ndarray, width: int) -> np.ndarray:
     """An 8-bit weight [R, K] (s8) -> the A layout of AMX tiles (lowering/kernels/amx.py):
     K blocks of IKC values, each block's groups of 4 rounded up to 16, rows padded to
-    `width`, row-major in a block: word (row, g) at row * kcg + g."""
+    `width` (32), tile-major: per panel of `width` rows, each step of 16 groups' rows of
+    64 bytes together."""
     words, step = _words(mat, width, 4, 16)
-    kw = words.shape[1]
-    blocks = [words[:, pg : pg + step].reshape(-1) for pg in range(0, kw, step)]
+    rpad, kw = words.shape[:2]
+    blocks = []
+    for pg in range(0, kw, step):  # [panel][row][g][t] -> [panel][g / 16][row][g % 16][t]
+        block = words[:, pg : pg + step]
+        kcg = block.shape[1]
+        tiles = block.reshape(rpad // width, width, kcg // 16, 16, 4).transpose(0, 2, 1, 3, 4)
+        blocks.append(tiles.reshape(-1))
     return np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()

@@ -49,8 +49,8 @@ define void @t_{name}(i64 %kcg, ptr %ap, ptr %bp, ptr %t) {{
 @needs_amx
 @pytest.mark.parametrize("kcg", [16, 48, 128])
 def test_the_micro_tile_and_its_fallback_give_numpys_integers(kcg):
-    """32 x 32 i32 = A (32 rows, row-major words) times B (panel of 32 columns, words of 4
-    k): u8 x s8 (xr_tukr_a, tdpbusd) and s8 x u8 (xr_tukr_b, tdpbsud), at the extreme
+    """32 x 32 i32 = A (32 rows, each step's 64-byte rows together) times B (panel of 32
+    columns, words of 4 k): u8 x s8 (xr_tukr_a, tdpbusd) and s8 x u8 (xr_tukr_b, tdpbsud), at the extreme
     values, by the tiles and by the scalar loops the runtime falls back to."""
     engine, fns = _tile_functions()
     k = 4 * kcg
@@ -61,28 +61,34 @@ def test_the_micro_tile_and_its_fallback_give_numpys_integers(kcg):
         a[0], b[:, 0] = np.iinfo(a_kind).max, np.iinfo(b_kind).min  # the largest sums
         want = a.astype(np.int64) @ b.astype(np.int64)
         b_words = np.ascontiguousarray(b.reshape(kcg, 4, 32).transpose(0, 2, 1))  # [g][col][4]
+        a_tiles = np.ascontiguousarray(a.reshape(32, kcg // 16, 64).transpose(1, 0, 2))
         for fn in (f"xr_tukr_{unsigned}", f"xr_tukr_slow_{unsigned}"):
             t = np.full((32, 32), -1, np.int32)
-            fns[fn](kcg, a.ctypes.data, b_words.ctypes.data, t.ctypes.data)
+            fns[fn](kcg, a_tiles.ctypes.data, b_words.ctypes.data, t.ctypes.data)
             np.testing.assert_array_equal(t, want, err_msg=fn)
     del engine
 
 
 def test_weights_are_packed_as_the_tiles_read_them():
     """Conv weights (A): per K block, rows padded to 32, each row's groups rounded up to
-    16 words (zeros); dense weights (B): igemm's panels with every block's groups rounded
-    up to 16. K = 1000: a full block of 512 values and one of 488 (122 -> 128 groups)."""
+    16 words (zeros), each panel of 32 rows tile-major (a step's 32 rows of 64 bytes
+    together); dense weights (B): igemm's panels with every block's groups rounded up to
+    16. K = 1000: a full block of 512 values and one of 488 (122 -> 128 groups)."""
     rows, k = 40, 1000
     mat = rng.integers(-128, 128, (rows, k)).astype(np.int8)
     assert word_groups(k, 4, 16) == 128 + 128 and word_groups(k, 4) == 250
     a = pack_tile_rows(mat, 32)
     assert a.size == 64 * 256 * 4
-    first = a[: 64 * 128 * 4].reshape(64, IKC)  # block 0: row r, its 512 values
+
+    def rows_of(block: np.ndarray) -> np.ndarray:  # [panel][step][row][64] -> [row][k]
+        return block.reshape(2, 8, 32, 64).transpose(0, 2, 1, 3).reshape(64, IKC)
+
+    first, second = rows_of(a[: 64 * IKC]), rows_of(a[64 * IKC :])
     np.testing.assert_array_equal(first[:rows], mat[:, :IKC])
     assert not first[rows:].any()
-    second = a[64 * 128 * 4 :].reshape(64, 128 * 4)
     np.testing.assert_array_equal(second[:rows, : k - IKC], mat[:, IKC:])
     assert not second[:, k - IKC :].any() and not second[rows:].any()
+    assert a[64 * 5 + 3] == mat[5, 3]  # block 0, panel 0, step 0: row 5's byte 3
     b = pack_words(mat, 32, 4, multiple=16)
     assert b.size == 64 * 256 * 4
     tail = b[64 * 128 * 4 :].reshape(2, 128, 32, 4)  # block 1: [panel][g][column][t]
