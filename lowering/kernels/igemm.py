@@ -287,24 +287,40 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
         full_k = w.op(f"icmp sle i64 {k_end}, %K")
         with w.loop("p", "0", "%rows", str(width)) as p:
             dst = w.gep("%dst", w.mul(p, "%kcg"), "i32")
-            full = w.op(f"and i1 {w.op(f'icmp sle i64 {w.add(p, str(width))}, %rows')}, {full_k}")
-            rows_unit = w.op(f"and i1 {full}, {w.op('icmp eq i64 %rs, 1')}")
+            full_rows = w.op(f"icmp sle i64 {w.add(p, str(width))}, %rows")
+            full = w.op(f"and i1 {full_rows}, {full_k}")
+            rows_unit = w.op(f"and i1 {full_rows}, {w.op('icmp eq i64 %rs, 1')}")
             k_unit = w.op(f"and i1 {full}, {w.op('icmp eq i64 %cs, 1')}")
             col, other, join = w.if_else(rows_unit, "cols")
-            w.block(col)  # G loads of `width` contiguous rows' bytes, interleaved
-            with w.loop("g", "0", "%kcg") as g:
-                k = w.add("%k0", w.mul(g, str(group)))
-                parts = [
-                    load_data(w, w.gep("%src", w.add(p, w.mul(w.add(k, str(t)), "%cs")), "i8"),
-                              width, elem)
-                    for t in range(group)
-                ]  # fmt: skip
+            w.block(col)  # G loads of `width` contiguous rows' bytes, interleaved; the
+            # groups that reach past K (K blocks rounded up: AMX) read zeros there
+            n = group * width
+            tn, vn = f"<{n} x {elem}>", f"<{width} x {elem}>"
+            mask = ", ".join(f"i32 {(i % group) * width + i // group}" for i in range(n))
+            inside = w.op(f"sdiv i64 {w.sub('%K', '%k0')}, {group}")  # groups wholly inside K
+            inside = w.min("%kcg", w.op(f"call i64 @llvm.smax.i64(i64 {inside}, i64 0)"))
+
+            def store_group(g: str, parts: list[str]) -> None:
                 both = concat(w, parts, width, elem)
-                n = group * width
-                mask = ", ".join(f"i32 {(i % group) * width + i // group}" for i in range(n))
-                tn = f"<{n} x {elem}>"
                 inter = w.op(f"shufflevector {tn} {both}, {tn} poison, <{n} x i32> <{mask}>")
                 w.do(f"store {tn} {inter}, ptr {w.gep(dst, w.mul(g, str(width)), 'i32')}, align 4")
+
+            def row_at(k: str) -> str:
+                return w.gep("%src", w.add(p, w.mul(k, "%cs")), "i8")
+
+            with w.loop("g", "0", inside) as g:
+                k = w.add("%k0", w.mul(g, str(group)))
+                store_group(g, [load_data(w, row_at(w.add(k, str(t))), width, elem)
+                                for t in range(group)])  # fmt: skip
+            with w.loop("g", inside, "%kcg") as g:
+                k = w.add("%k0", w.mul(g, str(group)))
+                parts = []
+                for t in range(group):
+                    part = w.var(vn, "zeroinitializer", "part")
+                    with w.if_(w.op(f"icmp slt i64 {w.add(k, str(t))}, %K")):
+                        w.set(part, load_data(w, row_at(w.add(k, str(t))), width, elem))
+                    parts.append(w.get(part))
+                store_group(g, parts)
             w.br(join)
             w.block(other)
             kpath, slow, kjoin = w.if_else(k_unit, "ks")
