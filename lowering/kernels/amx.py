@@ -37,6 +37,7 @@ TILE = 16  # rows of a tile (and groups per step: 64 bytes a row)
 ROWS = 32  # the micro-tile's rows and columns: 2 x 2 tiles
 MC = 128  # rows of A packed at once (a multiple of ROWS)
 ARCH_PRCTL, REQ_XCOMP_PERM, XTILEDATA = 158, 0x1023, 18
+IOTA64 = "<" + ", ".join(f"i32 {i}" for i in range(64)) + ">"
 
 _COLSB = "".join("\\40\\00" if t < 8 else "\\00\\00" for t in range(16))
 _ROWS = "".join("\\10" if t < 8 else "\\00" for t in range(16))
@@ -123,7 +124,7 @@ def pack_rows(w: Writer) -> None:
     """xr_tpack_a(src, rs, cs, rows, k0, kcg, K, dst, flip): rows [0, rows) padded to 32,
     k [k0, k0 + 4 kcg), of data bytes (element (r, k) at src[r*rs + k*cs], xor flip) ->
     A's tile-major layout (see above), zero past the rows and past K. A row whose k is
-    contiguous and inside K is copied 64 bytes at a time."""
+    contiguous is copied 64 bytes at a time (masked at K), a padding row zeroed so."""
     params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"),
               ("i64", "%k0"), ("i64", "%kcg"), ("i64", "%K"), ("ptr", "%dst"),
               ("i64", "%flip")]  # fmt: skip
@@ -133,9 +134,8 @@ def pack_rows(w: Writer) -> None:
         fv = w.op(f"insertelement {v} poison, i8 {flip}, i64 0")
         fv = w.op(f"shufflevector {v} {fv}, {v} poison, <64 x i32> zeroinitializer")
         bytes_ = w.mul("%kcg", "4")
-        k_end = w.add("%k0", bytes_)
-        inside_k = w.op(f"icmp sle i64 {k_end}, %K")
-        fast_k = w.op(f"and i1 {w.op('icmp eq i64 %cs, 1')}, {inside_k}")
+        unit_k = w.op("icmp eq i64 %cs, 1")
+        inside_k = w.op(f"icmp sle i64 {w.add('%k0', bytes_)}, %K")
         padded = w.op(f"and i64 {w.add('%rows', str(ROWS - 1))}, {-ROWS}")
         with w.loop("r", "0", padded) as r:
             panel = w.op(f"and i64 {r}, {-ROWS}")  # the row's panel, then its 64 bytes
@@ -143,12 +143,36 @@ def pack_rows(w: Writer) -> None:
             out = w.gep("%dst", first, "i8")
             inside = w.op(f"icmp slt i64 {r}, %rows")
             row = w.gep("%src", w.add(w.mul(r, "%rs"), w.mul("%k0", "%cs")), "i8")
-            fast, slow, join = w.if_else(w.op(f"and i1 {inside}, {fast_k}"), "row")
-            w.block(fast)
+            padding = w.op(f"xor i1 {inside}, true")
+            fast, slow, join = w.if_else(w.op(f"or i1 {padding}, {unit_k}"), "row")
+            w.block(fast)  # 64 bytes at a time
+            whole = w.op(f"and i1 {inside}, {inside_k}")
+            plain, masked, copied = w.if_else(whole, "whole")
+            w.block(plain)
             with w.loop("o", "0", bytes_, "64") as o:
                 x = w.op(f"load {v}, ptr {w.gep(row, o, 'i8')}, align 1")
                 at = w.mul(o, str(ROWS))  # chunk o / 64 follows 32 rows' chunks o / 64 - 1
                 w.do(f"store {v} {w.op(f'xor {v} {x}, {fv}')}, ptr {w.gep(out, at, 'i8')}, align 1")
+            w.br(copied)
+            w.block(masked)  # the lanes before K (none in a padding row)
+            with w.loop("o", "0", bytes_, "64") as o:
+                left = w.sub("%K", w.add("%k0", o))
+                left = w.op(f"select i1 {inside}, i64 {left}, i64 0")
+                left = w.op(f"trunc i64 {w.min(left, '64')} to i32")
+                lanes = w.op(f"insertelement <64 x i32> poison, i32 {left}, i64 0")
+                lanes = w.op(
+                    f"shufflevector <64 x i32> {lanes}, <64 x i32> poison, <64 x i32> zeroinitializer"
+                )
+                mask = w.op(f"icmp slt <64 x i32> {IOTA64}, {lanes}")
+                x = w.op(
+                    f"call {v} @llvm.masked.load.v64i8.p0(ptr {w.gep(row, o, 'i8')}, i32 1, <64 x i1> {mask}, {v} zeroinitializer)"
+                )
+                x = w.op(
+                    f"select <64 x i1> {mask}, {v} {w.op(f'xor {v} {x}, {fv}')}, {v} zeroinitializer"
+                )
+                w.do(f"store {v} {x}, ptr {w.gep(out, w.mul(o, str(ROWS)), 'i8')}, align 1")
+            w.br(copied)
+            w.block(copied)
             w.br(join)
             w.block(slow)
             with w.loop("o", "0", bytes_) as o:
