@@ -30,6 +30,7 @@ refuses it computes the same tiles with scalar loops (xr_tukr_slow_<u>), slowly 
 from __future__ import annotations
 
 from xrelay.lowering.kernels.gemm import NC
+from xrelay.lowering.kernels.iconv_pack import b_block
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.prepack import IKC
 
@@ -219,24 +220,8 @@ def gemm_serial(w: Writer, unsigned: str, params: list[tuple[str, str]]) -> None
                 k0 = w.mul(pg, "4")
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")
-                with w.if_(conv):  # implicit im2col, then packed as a row-major B
-                    j0 = w.add("%bcol0", jc)
-                    w.do(
-                        f"call void @xr_iim2col(ptr %b, ptr %geo, i64 {j0}, i64 {k0}, i64 {nc}, i64 {w.mul(kcg, '4')}, i64 %K, ptr {cols})"
-                    )
-                    src = w.gep(cols, w.sub("0", w.mul(k0, nc)), "i8")
-                    w.do(
-                        f"call void @xr_ipack_b(ptr {src}, i64 1, i64 {nc}, i64 {nc}, i64 {k0}, i64 {kcgp}, i64 %K, ptr {bp}, i64 %flip)"
-                    )
-                with w.if_(plain):
-                    bsrc = w.gep("%b", w.mul(jc, "%csb"), "i8")
-                    w.do(
-                        f"call void @xr_ipack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {k0}, i64 {kcgp}, i64 %K, ptr {bp}, i64 %flip)"
-                    )
-                packed_b = w.gep(
-                    "%b", w.add(w.mul(pg, "%npad"), w.mul(w.add("%bcol0", jc), kcgp)), "i32"
-                )
-                bblock = w.op(f"select i1 {w.op('icmp ne i64 %bpk, 0')}, ptr {packed_b}, ptr {bp}")
+                rows = w.mul(kcg, "4")
+                bblock = b_block(w, jc, nc, pg, k0, rows, kcgp, conv, plain, cols, bp)
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
                     with w.if_(w.op("icmp eq i64 %apk, 0")):

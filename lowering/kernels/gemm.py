@@ -262,6 +262,14 @@ def pack(w: Writer, name: str, width: int) -> None:
                     w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
 
 
+def prefetch_lines(w: Writer, base: str, first: str, count: str) -> None:
+    """Fetch `count` cache lines (16 floats each) from line `first` of `base` into L2."""
+    with w.loop("pf", first, w.add(first, count)) as line:
+        w.do(
+            f"call void @llvm.prefetch.p0(ptr {w.gep(base, w.mul(line, '16'))}, i32 0, i32 2, i32 1)"
+        )
+
+
 def transpose8(w: Writer, rows: list[str]) -> list[str]:
     """The columns of the 8 x 8 block whose rows are `rows` (<8 x float> each): 24
     two-source shuffles (unpack, shufps, perm2f128 on x86)."""
@@ -367,24 +375,17 @@ def gemm_serial(w: Writer, NR: int) -> None:
                         share = w.op(f"sdiv i64 {w.add(total, w.sub(tiles, '1'))}, {tiles}")
                         with w.loop("ir", "0", mc, str(height)) as ir:
                             first = w.mul(w.op(f"sdiv i64 {ir}, {height}"), share)
-                            with w.loop("pf", first, w.add(first, share)) as pf:
-                                line = w.gep(nxt, w.mul(pf, "16"))
-                                w.do(
-                                    f"call void @llvm.prefetch.p0(ptr {line}, i32 0, i32 2, i32 1)"
-                                )
+                            prefetch_lines(w, nxt, first, share)
                             mr = w.min(str(height), w.sub(mc, ir))
                             app = w.gep(ablock, w.mul(ir, kc))
                             # a prepacked A (convolution weights) on the first column
                             # panel: its next row panel (the next block's first after
                             # the last) fetched into L2
                             cold = w.op(f"and i1 {apk}, {w.op(f'icmp eq i64 {jr}, 0')}")
-                            a_lines = w.op(f"select i1 {cold}, i64 {w.mul(kc, str(height))}, i64 0")
-                            nxt_a = w.gep(app, w.mul(kc, str(height)))
-                            with w.loop("pa", "0", a_lines, "16") as pa:
-                                line = w.gep(nxt_a, pa)
-                                w.do(
-                                    f"call void @llvm.prefetch.p0(ptr {line}, i32 0, i32 2, i32 1)"
-                                )
+                            floats = w.add(w.mul(kc, str(height)), "15")
+                            a_lines = w.op(f"sdiv i64 {floats}, 16")  # the panel's lines
+                            a_lines = w.op(f"select i1 {cold}, i64 {a_lines}, i64 0")
+                            prefetch_lines(w, w.gep(app, w.mul(kc, str(height))), "0", a_lines)
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
@@ -647,15 +648,7 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     gemv(w)
     serial_entry(w)
     split_entry(
-        w,
-        "@xr_sgemm",
-        PARAMS,
-        "@xr_gemm_part",
-        threads,
-        nr,
-        PARALLEL_MIN,
-        _rows,
-        _columns,
+        w, "@xr_sgemm", PARAMS, "@xr_gemm_part", threads, nr, PARALLEL_MIN, _rows, _columns,
         row_height(vw),
-    )
+    )  # fmt: skip
     return w.text()

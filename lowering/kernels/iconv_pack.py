@@ -117,3 +117,30 @@ def im2col(w: Writer) -> None:
                 w.block(joined)
             w.br(done)
             w.block(done)
+
+
+def b_block(
+    w: Writer, jc: str, nc: str, pg: str, k0: str, rows: str, words: str, conv: str,
+    plain: str, cols: str, bp: str,
+) -> str:  # fmt: skip
+    """The packed B of the K block at group `pg` (value `k0`) for columns [jc, jc + nc): with
+    `conv`, `rows` rows of a convolution's columns (bcol0 + jc on, implicit im2col) made in
+    the scratch block `cols`, then packed into `bp` as a row-major B; with `plain`, B's own
+    bytes packed into `bp`; else (prepacked) the block in B itself. `words`: groups per
+    panel (AMX rounds them up to whole tile rows)."""
+    with w.if_(conv):
+        j0 = w.add("%bcol0", jc)
+        w.do(
+            f"call void @xr_iim2col(ptr %b, ptr %geo, i64 {j0}, i64 {k0}, i64 {nc}, i64 {rows}, i64 %K, ptr {cols})"
+        )
+        src = w.gep(cols, w.sub("0", w.mul(k0, nc)), "i8")  # element (j, k0) first
+        w.do(
+            f"call void @xr_ipack_b(ptr {src}, i64 1, i64 {nc}, i64 {nc}, i64 {k0}, i64 {words}, i64 %K, ptr {bp}, i64 %flip)"
+        )
+    with w.if_(plain):
+        bsrc = w.gep("%b", w.mul(jc, "%csb"), "i8")
+        w.do(
+            f"call void @xr_ipack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {k0}, i64 {words}, i64 %K, ptr {bp}, i64 %flip)"
+        )
+    packed = w.gep("%b", w.add(w.mul(pg, "%npad"), w.mul(w.add("%bcol0", jc), words)), "i32")
+    return w.op(f"select i1 {w.op('icmp ne i64 %bpk, 0')}, ptr {packed}, ptr {bp}")

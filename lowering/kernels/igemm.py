@@ -47,7 +47,7 @@ from __future__ import annotations
 from xrelay.lowering.kernels import amx
 from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
-from xrelay.lowering.kernels.iconv_pack import im2col
+from xrelay.lowering.kernels.iconv_pack import b_block, im2col
 from xrelay.lowering.kernels.irtext import Writer, concat
 from xrelay.lowering.kernels.prepack import IKC
 
@@ -390,27 +390,8 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
                 k0 = w.mul(pg, str(group))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")
-                with w.if_(b_conv):  # implicit im2col: columns bcol0 + jc of the input's,
-                    # made in the scratch block, then packed as a row-major B
-                    j0 = w.add("%bcol0", jc)
-                    rows = w.mul(kcg, str(group))
-                    w.do(
-                        f"call void @xr_iim2col(ptr %b, ptr %geo, i64 {j0}, i64 {k0}, i64 {nc}, i64 {rows}, i64 %K, ptr {cols})"
-                    )
-                    src = w.gep(cols, w.sub("0", w.mul(k0, nc)), "i8")  # element (j, k0) first
-                    w.do(
-                        f"call void @xr_ipack_b(ptr {src}, i64 1, i64 {nc}, i64 {nc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {bp}, i64 %flip)"
-                    )
-                with w.if_(plain):
-                    bsrc = w.gep("%b", w.mul(jc, "%csb"), "i8")
-                    w.do(
-                        f"call void @xr_ipack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {k0}, i64 {kcg}, i64 %K, ptr {bp}, i64 %flip)"
-                    )
-                bpk = w.op("icmp ne i64 %bpk, 0")
-                packed_b = w.gep(
-                    "%b", w.add(w.mul(pg, "%npad"), w.mul(w.add("%bcol0", jc), kcg)), "i32"
-                )
-                bblock = w.op(f"select i1 {bpk}, ptr {packed_b}, ptr {bp}")
+                rows = w.mul(kcg, str(group))
+                bblock = b_block(w, jc, nc, pg, k0, rows, kcg, b_conv, plain, cols, bp)
                 apk = w.op("icmp ne i64 %apk, 0")
                 with w.loop("ic", "0", "%M", str(MC)) as ic:
                     mc = w.min(str(MC), w.sub("%M", ic))
