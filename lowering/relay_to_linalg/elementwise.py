@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f16, f32, f64, i1
+from xdsl.dialects.builtin import IntegerType, f16, f32, f64, i1
 from xdsl.ir import SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dims import Dim
@@ -233,11 +233,29 @@ def lower_clip(e: Emitter, op: relay.ClipOp) -> SSAValue:
         lo = int(max(lo, info.min)) if lo > -np.inf else int(info.min)
         hi = int(min(hi, info.max)) if hi < np.inf else int(info.max)
 
+    zero_floor = is_float(elem) and lo == 0 and _only_cast_to_int(op)
+
     def body(b: Body) -> SSAValue:
-        low = b.binary("max", b.args[0], b.const(lo, elem))
+        if zero_floor:  # one vmaxps: NaN and -0 give +0, which the cast reads as 0
+            low = b.add(arith.MaxnumfOp(b.args[0], b.const(0.0, elem)))
+        else:
+            low = b.binary("max", b.args[0], b.const(lo, elem))
         return b.binary("min", low, b.const(hi, elem))
 
     return e.map([op.data], shape, elem, body)
+
+
+def _only_cast_to_int(op: relay.ClipOp) -> bool:
+    """Whether the clip's only reader is a cast to an 8- or 16-bit integer: there a floor
+    of 0 may use maxnum (NaN -> 0) instead of maximum, whose NaN and -0 handling costs two
+    more instructions a vector. LLVM leaves the cast of NaN undefined (poison); on x86 it
+    converts to 0x80000000, truncated to 0 at these widths, so NaN still gives 0, and +0
+    and -0 both give 0. Quantization to u8 clamps to [0, 255] this way."""
+    users = [u.operation for u in op.results[0].uses]
+    if len(users) != 1 or not isinstance(users[0], relay.CastOp):
+        return False
+    to = users[0].attrs.dtype
+    return isinstance(to, IntegerType) and 8 <= to.width.data <= 16
 
 
 def lower_cast(e: Emitter, op: relay.CastOp) -> SSAValue:

@@ -111,3 +111,22 @@ def test_zero_scale_constant_is_a_build_error():
 }"""
     with pytest.raises(xrelay.Error, match=r"'qnn.quantize' scale: quantization scale 0.0"):
         xrelay.build(xrelay.parse_module(text))
+
+
+def test_quantize_to_u8_of_special_values():
+    """The u8 clamp's floor is a maxnum (relay-to-linalg: a clip read only by a cast):
+    NaN, -0 and -inf give 0 as before, in the vector loop and its remainder (19 values)."""
+    text = """func.func @main(%x: tensor<19xf32>) -> tensor<19xui8> {
+  %s = relay.constant dense<0.5> : tensor<f32>
+  %z = relay.constant dense<0> : tensor<i32>
+  %q = qnn.quantize %x, %s, %z {out_dtype = ui8} : (tensor<19xf32>, tensor<f32>, tensor<i32>) -> tensor<19xui8>
+  func.return %q : tensor<19xui8>
+}"""
+    x = np.array(
+        [np.nan, -0.0, 0.0, -np.inf, np.inf, -1e-30, 1e-30, 0.25, 0.75, -0.3]
+        + [127.3, 200.0, -np.nan, 1.0, -5.0, np.nan, 0.5, -0.0, 3e38],
+        np.float32,
+    )
+    want = np.array([0, 0, 0, 0, 255, 0, 0, 0, 2, 0, 255, 255, 0, 2, 0, 0, 1, 0, 255], np.uint8)
+    got = xrelay.build(xrelay.parse_module(text)).run(x)[0]
+    np.testing.assert_array_equal(got, want)

@@ -237,3 +237,29 @@ func.func @pad_u8(%x: tensor<1x2x3x3xui8>) -> tensor<1x2x5x5xui8> {
   %y = relay.nn.pad %x {pad_width = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>, pad_value = 7.000000e+00 : f64} : (tensor<1x2x3x3xui8>) -> tensor<1x2x5x5xui8>
   func.return %y : tensor<1x2x5x5xui8>
 }
+
+// -----
+
+// A clip with a floor of 0 read only by a cast to 8 or 16 bits (a quantization's clamp)
+// takes maxnum: NaN and -0 become +0, which the cast reads as 0 anyway, in one vmaxps.
+// CHECK-LABEL: func.func @clip_into_u8
+// CHECK: arith.maxnumf
+// CHECK-NOT: arith.maximumf
+// CHECK: arith.minimumf
+func.func @clip_into_u8(%x: tensor<16xf32>) -> tensor<16xui8> {
+  %0 = relay.clip %x {a_min = 0.0 : f64, a_max = 255.0 : f64} : (tensor<16xf32>) -> tensor<16xf32>
+  %1 = relay.cast %0 {dtype = ui8} : (tensor<16xf32>) -> tensor<16xui8>
+  func.return %1 : tensor<16xui8>
+}
+
+// -----
+
+// Elsewhere the clip keeps maximum (NaN stays NaN; a cast to i32 would give INT_MIN for it).
+// CHECK-LABEL: func.func @clip_into_i32
+// CHECK: arith.maximumf
+// CHECK-NOT: arith.maxnumf
+func.func @clip_into_i32(%x: tensor<16xf32>) -> tensor<16xi32> {
+  %0 = relay.clip %x {a_min = 0.0 : f64, a_max = 255.0 : f64} : (tensor<16xf32>) -> tensor<16xf32>
+  %1 = relay.cast %0 {dtype = i32} : (tensor<16xf32>) -> tensor<16xi32>
+  func.return %1 : tensor<16xi32>
+}
