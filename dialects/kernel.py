@@ -128,7 +128,9 @@ class GemmSpec:
     (and `scale`: the f32 multipliers) the declaration has a second result, the bytes
     clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
     partial sums only. Its `window` has no padding: qnn-int-products pads the input first.
-    `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them."""
+    `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them; with
+    `direct` a unit-stride convolution read straight from its input's words
+    (lowering/kernels/amx_conv.py), the weight packed for that."""
 
     m: int = 0
     n: int = 0
@@ -150,6 +152,7 @@ class GemmSpec:
     npad: int = 0
     group: int = 0
     tiles: bool = False
+    direct: bool = False
     flip: bool = False
     requantize: bool = False
     out_zero_point: int = 0

@@ -51,7 +51,14 @@ from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
 from xrelay.lowering.kernels import amx
 from xrelay.lowering.kernels.igemm import MR
-from xrelay.lowering.kernels.prepack import pack_tile_rows, pack_words, padded, word_groups
+from xrelay.lowering.kernels.prepack import (
+    direct_size,
+    pack_direct_rows,
+    pack_tile_rows,
+    pack_words,
+    padded,
+    word_groups,
+)
 from xrelay.lowering.prepack_weights import VECTOR_WIDTH_ATTR, module_vector_width
 from xrelay.lowering.qnn_float_products import Rewrite, Weights
 from xrelay.lowering.relay_to_linalg.builder import shape_of
@@ -236,18 +243,22 @@ def rewrite_product(
     width = (amx.ROWS if tiles else MR) if a_weight else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * word_groups(k, group, 16 if tiles else 1) * group
+    # AMX: a unit-stride convolution with a window reads its input's words directly
+    direct = tiles and a_weight and bool(spec.window) and spec.window[2:4] == ((1, 1), (1, 1))
+    if direct:
+        size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width)
     # under build, the s8 weight [rows, K] once (the packed words and the sums read it)
     matrix = _weight_matrix(array, transposed, w_shift) if array is not None else None
 
     def weight_sums() -> np.ndarray:
         return matrix.sum(axis=1, dtype=np.int64)
 
-    packed_arg = weights.add(
-        f"{stem}.packed",
-        (size,),
-        lambda: packed_weight(matrix, width, group, tiles, a_weight),
-        elem,
-    )
+    def packed() -> np.ndarray:
+        if direct:
+            return pack_direct_rows(matrix.reshape(w_shape), width)
+        return packed_weight(matrix, width, group, tiles, a_weight)
+
+    packed_arg = weights.add(f"{stem}.packed", (size,), packed, elem)
     flip = x_dtype.kind == "i"
     correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
     chain = (
@@ -275,7 +286,9 @@ def rewrite_product(
         args = [x, packed_arg] if pixel_major else [packed_arg, x]
     else:
         args = [op.data, packed_arg]
-    spec = replace(spec, shift=correction is not None, group=group, tiles=tiles, flip=flip)
+    spec = replace(
+        spec, shift=correction is not None, group=group, tiles=tiles, direct=direct, flip=flip
+    )
     if chain is not None:
         multipliers = chain.multipliers
         args.append(weights.add(f"{stem}.multipliers", (rows,), lambda: multipliers))

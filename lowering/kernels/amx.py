@@ -188,12 +188,14 @@ def pack_rows(w: Writer) -> None:
             w.block(join)
 
 
-def gemm_serial(w: Writer, unsigned: str, params: list[tuple[str, str]]) -> None:
+def gemm_serial(
+    w: Writer, unsigned: str, params: list[tuple[str, str]], name: str | None = None
+) -> None:
     """xr_igemm_serial_<u> on tiles: igemm's blocking with 32 x 32 micro-tiles, every tile
     through the scratch tile and xr_iedge. xr_igemm_a takes no convolution (`geo` null:
     qnn-int-products makes no pixel-major product for AMX)."""
     kcg_max = IKC // 4
-    with w.function("void", f"@xr_igemm_serial_{unsigned}", params):
+    with w.function("void", name or f"@xr_igemm_serial_{unsigned}", params):
         ready = w.op("call i1 @xr_amx_ready()")
         with w.if_(ready):
             w.do("call void @llvm.x86.ldtilecfg(ptr @xr_amx_config)")

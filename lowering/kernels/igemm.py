@@ -44,7 +44,7 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels import amx
+from xrelay.lowering.kernels import amx, amx_conv
 from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import b_block, im2col
@@ -536,17 +536,42 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
 def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
     """The AMX runtime: igemm's edge tile, B packing and implicit im2col around amx.py's
     micro-tiles."""
-    w.lines.append(HEADER + CONV_HEADER + amx.HEADER)
+    w.lines.append(HEADER + CONV_HEADER + amx.HEADER + amx_conv.HEADER)
     edge_tile(w, nr)
     pack(w, "@xr_ipack_b", nr, 4)
     im2col(w)
     amx.pack_rows(w)
+    amx_conv.band(w)
+    amx_conv.tile(w)
+    amx_conv.slow_tile(w)
+    amx_conv.direct_serial(w, PARAMS)
     for unsigned in "ab":
         amx.micro_kernel(w, unsigned)
         amx.slow_kernel(w, unsigned)
-        amx.gemm_serial(w, unsigned, PARAMS)
+        if unsigned == "a":
+            amx.gemm_serial(w, unsigned, PARAMS)
+        else:  # convolutions: direct (geometry value 12) or through im2col blocks
+            amx.gemm_serial(w, unsigned, PARAMS, "@xr_igemm_blocks_b")
+            _direct_or_blocks(w)
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
             4 * PARALLEL_MIN, _rows, _columns, amx.ROWS,
         )  # fmt: skip
     return w.text()
+
+
+def _direct_or_blocks(w: Writer) -> None:
+    """xr_igemm_serial_b on tiles: a convolution whose geometry says `direct` on
+    xr_tdirect_b (kernels/amx_conv.py), everything else on xr_igemm_blocks_b."""
+    args = ", ".join(f"{t} {p}" for t, p in PARAMS)
+    with w.function("void", "@xr_igemm_serial_b", PARAMS):
+        direct = w.var("i1", "false", "direct")
+        with w.if_(w.op("icmp ne ptr %geo, null")):
+            flag = w.op(f"load i64, ptr {w.gep('%geo', '12', 'i64')}")
+            w.set(direct, w.op(f"icmp ne i64 {flag}, 0"))
+        then, other, join = w.if_else(w.get(direct), "direct")
+        for label, fn in ((then, "@xr_tdirect_b"), (other, "@xr_igemm_blocks_b")):
+            w.block(label)
+            w.do(f"call void {fn}({args})")
+            w.br(join)
+        w.block(join)

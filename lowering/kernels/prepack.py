@@ -104,3 +104,21 @@ def pack_tile_rows(mat: np.ndarray, width: int) -> np.ndarray:
         tiles = block.reshape(rpad // width, width, kcg // 16, 16, 4).transpose(0, 2, 1, 3, 4)
         blocks.append(tiles.reshape(-1))
     return np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()
+
+
+def pack_direct_rows(weight: np.ndarray, width: int) -> np.ndarray:
+    """An 8-bit convolution weight [R, C, KH, KW] (s8) -> the A layout of the direct AMX
+    convolution (lowering/kernels/amx_conv.py): K ordered (i, j, c) with c padded to a
+    multiple of 64, rows padded to `width` (32), tile-major: per panel of `width` rows,
+    each step's rows of 64 bytes together."""
+    r, c, kh, kw = weight.shape
+    cp = -(-c // 64) * 64
+    m = np.zeros((padded(r, width), kh, kw, cp), np.int8)
+    m[:r, :, :, :c] = weight.transpose(0, 2, 3, 1)
+    steps = kh * kw * cp // 64
+    return np.ascontiguousarray(m.reshape(-1, width, steps, 64).transpose(0, 2, 1, 3)).reshape(-1)
+
+
+def direct_size(rows: int, c: int, kh: int, kw: int, width: int) -> int:
+    """Bytes of pack_direct_rows' result."""
+    return padded(rows, width) * kh * kw * (-(-c // 64) * 64)

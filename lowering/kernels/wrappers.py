@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
 from xrelay.lowering.kernels import gemm, igemm
-from xrelay.lowering.kernels.conv_pack import GEO, geometry
+from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
 from xrelay.lowering.plan_buffers import arena_definitions
@@ -109,8 +109,10 @@ def wrapper(
         n = 3 + spec.scale + spec.shift + spec.residual + spec.requantize
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
-        values = ", ".join(f"i64 {v}" for v in geometry(spec.window))
-        w.lines.append(f"@{name}.geo = internal constant [{len(GEO)} x i64] [{values}]")
+        # an 8-bit GEMM's 13th: whether it reads the input directly (kernels/amx_conv.py)
+        values = geometry(spec.window) + ([int(spec.direct)] if spec.group else [])
+        text = ", ".join(f"i64 {v}" for v in values)
+        w.lines.append(f"@{name}.geo = internal constant [{len(values)} x i64] [{text}]")
     params = parameters(spec, types)
     split = batch_split(spec, threads)
     if split:  # thread t of T runs batch iterations [total*t/T, total*(t+1)/T)

@@ -3,8 +3,9 @@
 // With AMX tiles (lowering/kernels/amx.py) the weights are packed as the tiles read them:
 // every K block's groups of 4 values rounded up to 16 (one 64-byte tile row), here K = 10
 // -> 16 words; a dense weight as B's panels of 32 columns (4 -> 32 x 64 bytes), a
-// convolution's weight as A's row-major rows padded to 32 (8 -> 32 x 64 bytes); the spec
-// says `tiles`.
+// pointwise convolution's weight as A's row-major rows padded to 32; the spec says `tiles`.
+// A unit-stride 3x3 convolution reads its input's words directly (kernels/amx_conv.py,
+// `direct`): its weight is 32 rows x 9 taps x 3 channels padded to 64 (18432 bytes).
 // CHECK-LABEL: func.func @dense
 // CHECK-SAME:    %[[P:[0-9]+]]: tensor<2048xi8> {xrelay.name = "w.i8.1.packed", xrelay.param}
 // CHECK:         func.call @xr_igemm_1(%x, %[[P]], %{{[0-9]+}})
@@ -19,7 +20,7 @@ func.func @dense(%x: tensor<2x10xi8> {xrelay.name = "x"}, %w: tensor<10x4xi8> {x
 }
 
 // CHECK-LABEL: func.func @conv
-// CHECK-SAME:    %[[P:[0-9]+]]: tensor<2048xi8> {xrelay.name = "w.i8.2.packed", xrelay.param}
+// CHECK-SAME:    %[[P:[0-9]+]]: tensor<18432xi8> {xrelay.name = "w.i8.2.packed", xrelay.param}
 // CHECK:         func.call @xr_igemm_2(%[[P]], %{{[0-9]+}}, %{{[0-9]+}})
 func.func @conv(%x: tensor<1x3x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x3x3x3xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x5x5xi32> {
   %zx = relay.constant dense<7> : tensor<i32>
@@ -41,9 +42,10 @@ func.func @conv(%x: tensor<1x3x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x3x3x3x
 // CHECK:         func.func private @xr_igemm_1
 // CHECK-SAME:      b_packed = true, {{.*}}npad = 32, group = 4, tiles = true
 // CHECK:         func.func private @xr_igemm_2
-// CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true
+// CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true, direct = true
 // CHECK:         func.func private @xr_igemm_3
 // CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true
+// CHECK-NOT:       direct
 func.func @few_pixels(%x: tensor<1x1024x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x1024x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xi32> {
   %zx = relay.constant dense<5> : tensor<i32>
   %zw = relay.constant dense<0> : tensor<i32>

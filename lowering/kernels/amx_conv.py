@@ -1,0 +1,230 @@
+"""Unit-stride 8-bit convolutions on AMX tiles without im2col: `xr_tdirect_b`, the serial
+part of `xr_igemm_b` when its geometry's 13th value (`direct`) is set (qnn-int-products
+does that for an AMX build's KH x KW > 1, unit stride and dilation convolutions).
+
+The trick is to compute the output on the padded input's grid: output pixel (oy, ox) is
+virtual column p = oy * W + ox (W the padded width; columns with ox >= OW are computed
+and dropped), and tap (i, j) of every column reads input word p + i * W + j: one offset
+for the whole tap. With the input's channels interleaved in groups of 4 (a 32-bit word
+holds channels 4g..4g+3 of one pixel: the `band`, [C / 4][rows][W] words made once per
+call for the output rows the call covers), the 16 columns of a B tile for tap (i, j) and
+channel groups g..g+15 are 16 consecutive words of each group's plane: a tile load with
+the planes' stride, straight from the band. Nothing is packed per K block, and the whole
+K (taps x channels, in steps of 64 channels) accumulates in the tile registers before one
+epilogue (igemm's xr_iedge, run by run of valid columns).
+
+A (the weight) is packed at build time (prepack.pack_direct_rows): K ordered (i, j, c)
+with c padded to a multiple of 64 (zero weights), rows padded to 32, tile-major: per
+panel of 32 rows, each step's 32 rows of 64 bytes together (2 KB). Input channels past C
+read as zero in the band (their weights are zero anyway).
+"""
+
+from __future__ import annotations
+
+from xrelay.lowering.kernels.amx import ROWS, TILE
+from xrelay.lowering.kernels.conv_pack import load_geometry
+from xrelay.lowering.kernels.irtext import Writer, concat
+
+STEP_BYTES = ROWS * 64  # one step of a 32-row panel: 32 rows x 64 bytes
+SLACK = ROWS  # words after each plane: the last block's dropped columns read there
+IOTA16 = "<" + ", ".join(f"i32 {i}" for i in range(16)) + ">"
+INTERLEAVE = "<" + ", ".join(f"i32 {(k % 4) * 16 + k // 4}" for k in range(64)) + ">"
+
+HEADER = """
+declare <16 x i8> @llvm.masked.load.v16i8.p0(ptr, i32, <16 x i1>, <16 x i8>)
+"""
+
+
+def band(w: Writer) -> None:
+    """xr_tband(x, C, Cp, H, W, oy0, rows, dst, plane, flip): input rows [oy0, oy0 + rows)
+    of the padded input x [C][H][W] (bytes, xor flip) -> dst[g][r][col] words of channels
+    4g..4g+3 (zero past C), each group's plane `plane` words apart: 16 columns at a time,
+    four channel rows interleaved."""
+    params = [("ptr", "%x"), ("i64", "%C"), ("i64", "%Cp"), ("i64", "%H"), ("i64", "%W"),
+              ("i64", "%oy0"), ("i64", "%rows"), ("ptr", "%dst"), ("i64", "%plane"),
+              ("i64", "%flip")]  # fmt: skip
+    v = "<16 x i8>"
+    with w.function("void", "@xr_tband", params):
+        flip = w.op("trunc i64 %flip to i8")
+        fv = w.op(f"insertelement {v} poison, i8 {flip}, i64 0")
+        fv = w.op(f"shufflevector {v} {fv}, {v} poison, <16 x i32> zeroinitializer")
+        with (
+            w.loop("g", "0", w.op("sdiv i64 %Cp, 4")) as g,
+            w.loop("r", "0", "%rows") as r,
+        ):
+            out = w.gep("%dst", w.add(w.mul(g, "%plane"), w.mul(r, "%W")), "i32")
+            iy = w.add("%oy0", r)
+            with w.loop("col", "0", "%W", "16") as col:
+                left = w.op(f"trunc i64 {w.min(w.sub('%W', col), '16')} to i32")
+                lanes = w.op(f"insertelement <16 x i32> poison, i32 {left}, i64 0")
+                lanes = w.op(
+                    f"shufflevector <16 x i32> {lanes}, <16 x i32> poison, <16 x i32> zeroinitializer"
+                )
+                mask = w.op(f"icmp slt <16 x i32> {IOTA16}, {lanes}")
+                rows = []
+                for i in range(4):
+                    c = w.add(w.mul(g, "4"), str(i))
+                    real = w.op(f"icmp slt i64 {c}, %C")
+                    cm = w.op(f"select i1 {real}, i64 {c}, i64 0")  # an address inside x
+                    at = w.add(w.mul(w.add(w.mul(cm, "%H"), iy), "%W"), col)
+                    x = w.op(
+                        f"call {v} @llvm.masked.load.v16i8.p0(ptr {w.gep('%x', at, 'i8')}, i32 1, <16 x i1> {mask}, {v} zeroinitializer)"
+                    )
+                    x = w.op(f"xor {v} {x}, {fv}")
+                    rows.append(w.op(f"select i1 {real}, {v} {x}, {v} zeroinitializer"))
+                both = concat(w, rows, 16, "i8")
+                words = w.op(
+                    f"shufflevector <64 x i8> {both}, <64 x i8> poison, <64 x i32> {INTERLEAVE}"
+                )
+                # a row's last chunk may run into the next row's words, written after it
+                w.do(f"store <64 x i8> {words}, ptr {w.gep(out, col, 'i32')}, align 1")
+
+
+TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
+               ("i64", "%KH"), ("i64", "%KW"), ("i64", "%W"), ("i64", "%CB"),
+               ("ptr", "%t")]  # fmt: skip
+
+
+def _steps(w: Writer, body) -> None:
+    """for each tap (i, j) and channel block cb: body(a0, b0), A's step and B's first
+    word of the tile (columns boff.. of the tap's offset)."""
+    with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
+        off = w.add("%boff", w.add(w.mul(i, "%W"), j))
+        tap = w.add(w.mul(i, "%KW"), j)
+        with w.loop("cb", "0", "%CB") as cb:
+            s = w.add(w.mul(tap, "%CB"), cb)
+            a0 = w.gep("%ap", w.mul(s, str(STEP_BYTES)), "i8")
+            b0 = w.gep("%buf", w.add(w.mul(w.mul(cb, str(TILE)), "%plane"), off), "i32")
+            body(a0, b0)
+
+
+def tile(w: Writer) -> None:
+    """xr_tdirect_tile: the 32 x 32 i32 tile t (rows 128 bytes apart) of a 32-row panel
+    `ap` and virtual columns boff.. of the band, over every tap and channel block."""
+    with w.function("void", "@xr_tdirect_tile", TILE_PARAMS):
+        for c in range(4):
+            w.do(f"call void @llvm.x86.tilezero(i8 {c})")
+        stride = w.mul("%plane", "4")
+
+        def step(a0: str, b0: str) -> None:
+            w.do(f"call void @llvm.x86.tileloadd64(i8 4, ptr {a0}, i64 64)")
+            w.do(
+                f"call void @llvm.x86.tileloadd64(i8 5, ptr {w.gep(a0, str(TILE * 64), 'i8')}, i64 64)"
+            )
+            w.do(f"call void @llvm.x86.tileloadd64(i8 6, ptr {b0}, i64 {stride})")
+            w.do(
+                f"call void @llvm.x86.tileloadd64(i8 7, ptr {w.gep(b0, str(TILE), 'i32')}, i64 {stride})"
+            )
+            for c, (a, b) in enumerate(((4, 6), (4, 7), (5, 6), (5, 7))):
+                w.do(f"call void @llvm.x86.tdpbsud(i8 {c}, i8 {a}, i8 {b})")
+
+        _steps(w, step)
+        for c in range(4):
+            at = w.gep("%t", str((c // 2) * TILE * ROWS + (c % 2) * TILE), "i32")
+            w.do(f"call void @llvm.x86.tilestored64(i8 {c}, ptr {at}, i64 {ROWS * 4})")
+
+
+def slow_tile(w: Writer) -> None:
+    """xr_tdirect_tile_slow: the same tile with scalar loops (the OS refused AMX)."""
+    with w.function("void", "@xr_tdirect_tile_slow", TILE_PARAMS):
+        with w.loop("z", "0", str(ROWS * ROWS)) as z:
+            w.do(f"store i32 0, ptr {w.gep('%t', z, 'i32')}")
+
+        def step(a0: str, b0: str) -> None:
+            with (
+                w.loop("r", "0", str(ROWS)) as r,
+                w.loop("c", "0", str(ROWS)) as c,
+                w.loop("k", "0", "64") as k,
+            ):
+                pa = w.gep(a0, w.add(w.mul(r, "64"), k), "i8")
+                g, byte = w.op(f"sdiv i64 {k}, 4"), w.op(f"srem i64 {k}, 4")
+                word = w.add(w.mul(g, "%plane"), c)
+                pb = w.gep(w.gep(b0, word, "i32"), byte, "i8")
+                x = w.op(f"sext i8 {w.op(f'load i8, ptr {pa}')} to i32")
+                y = w.op(f"zext i8 {w.op(f'load i8, ptr {pb}')} to i32")
+                at = w.gep("%t", w.add(w.mul(r, str(ROWS)), c), "i32")
+                old = w.op(f"load i32, ptr {at}")
+                prod = w.op(f"mul i32 {x}, {y}")
+                w.do(f"store i32 {w.op(f'add i32 {old}, {prod}')}, ptr {at}")
+
+        _steps(w, step)
+
+
+def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
+    """xr_tdirect_b (igemm's parameters): rows [arow0, arow0 + M) of the prepacked
+    weight, output pixels [bcol0, bcol0 + N) (C, Q and the row vectors already offset to
+    them, as the serial parts get them)."""
+    with w.function("void", "@xr_tdirect_b", params):
+        g = load_geometry(w)
+        H, W, KH, KW, OW = g["H"], g["W"], g["KH"], g["KW"], g["OW"]
+        taps = w.mul(KH, KW)
+        C = w.op(f"sdiv i64 %K, {taps}")
+        Cp = w.op(f"and i64 {w.add(C, '63')}, -64")
+        CB = w.op(f"sdiv i64 {Cp}, 64")
+        steps = w.mul(taps, CB)
+        j0, j1 = "%bcol0", w.add("%bcol0", "%N")
+        oy0 = w.op(f"sdiv i64 {j0}, {OW}")
+        last = w.sub(j1, "1")
+        oy1 = w.op(f"sdiv i64 {last}, {OW}")
+        rows = w.add(w.sub(oy1, oy0), KH)
+        plane = w.add(w.mul(rows, W), str(SLACK))
+        size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
+        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
+        w.do(
+            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {oy0}, i64 {rows}, ptr {buf}, i64 {plane}, i64 %flip)"
+        )
+        ready = w.op("call i1 @xr_amx_ready()")
+        with w.if_(ready):
+            w.do("call void @llvm.x86.ldtilecfg(ptr @xr_amx_config)")
+        tmp = w.op(f"alloca [{ROWS * ROWS + ROWS} x i32], align 64")  # + a row: offset reads
+        base = w.mul(oy0, W)  # the band's first virtual column
+        v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
+        v1 = w.add(w.add(w.mul(oy1, W), w.op(f"srem i64 {last}, {OW}")), "1")
+        nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
+        requant = ", ".join(
+            f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
+        )
+        with w.loop("jv", v0, v1, str(ROWS)) as jv, w.loop("ir", "0", "%M", str(ROWS)) as ir:
+            mr = w.min(str(ROWS), w.sub("%M", ir))
+            panel = w.op(f"sdiv i64 {w.add('%arow0', ir)}, {ROWS}")
+            ap = w.gep("%a", w.mul(w.mul(panel, steps), str(STEP_BYTES)), "i8")
+            args = (
+                f"ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, i64 {plane}, i64 {KH}, "
+                f"i64 {KW}, i64 {W}, i64 {CB}, ptr {tmp}"
+            )
+            fast, slow, join = w.if_else(ready, "amx")
+            for label, kernel in ((fast, "xr_tdirect_tile"), (slow, "xr_tdirect_tile_slow")):
+                w.block(label)
+                w.do(f"call void @{kernel}({args})")
+                w.br(join)
+            w.block(join)
+            trow = w.gep("%trow", ir, "i32")
+            trow = w.op(f"select i1 {nulls['trow']}, ptr @xr_izeros, ptr {trow}")
+            qrow = w.gep("%qrow", ir)
+            qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
+            # the output rows this block of virtual columns covers, each a run
+            oy_a = w.op(f"sdiv i64 {jv}, {W}")
+            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(ROWS - 1))}, {W}"), "1")
+            with w.loop("oy", oy_a, oy_b) as oy:
+                row0 = w.mul(oy, W)
+                p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
+                p_b = w.min(w.add(jv, str(ROWS)), w.add(row0, OW))
+                # as output pixels, within this call's [j0, j1)
+                jrow = w.mul(oy, OW)
+                ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 {j0})")
+                jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
+                with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
+                    col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
+                    local = w.sub(ja, j0)
+                    at = w.add(w.mul(ir, "%ldc"), local)
+                    ctile = w.gep("%c", at, "i32")
+                    qtile = w.gep("%q", at, "i8")
+                    qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
+                    w.do(
+                        f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, i64 {mr}, "
+                        f"i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, ptr @xr_izeros, ptr {qtile}, "
+                        f"ptr {qrow}, ptr @xr_iones, {requant})"
+                    )
+        with w.if_(ready):
+            w.do("call void @llvm.x86.tilerelease()")
+        w.do(f"call void @free(ptr {buf})")
