@@ -112,10 +112,10 @@ def on_tiles(monkeypatch):
 
 
 CASES = [  # n, c, o, kh, kw, h, w, padding, data type, zero point
-    (1, 3, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 7),
-    (1, 70, 40, 3, 3, 20, 23, (1, 0, 1, 2), "i8", -9),
+    (1, 48, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 7),
+    (1, 100, 40, 3, 3, 20, 23, (1, 0, 1, 2), "i8", -9),
     (2, 64, 33, 5, 5, 11, 13, (2, 2, 2, 2), "ui8", 255),
-    (1, 16, 64, 3, 3, 7, 7, (0, 0, 0, 0), "ui8", 0),
+    (1, 50, 64, 5, 5, 7, 7, (0, 0, 0, 0), "ui8", 0),
     (1, 130, 20, 1, 3, 6, 40, (0, 1, 0, 1), "ui8", 3),
 ]
 
@@ -148,11 +148,15 @@ def _stage(text: str, params: dict) -> str:
     return str(module)
 
 
-def test_only_unit_stride_windows_are_direct():
-    """A 3x3 unit-stride convolution is direct; a pointwise one, a strided one and a
-    dilated one keep the im2col blocks."""
-    weight = rng.integers(-128, 128, (8, 16, 3, 3)).astype(np.int8)
-    text = conv_text(1, 16, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
+def test_only_unit_stride_windows_with_enough_channels_are_direct():
+    """A 3x3 unit-stride convolution of 64 channels is direct; one of 16 channels (a
+    quarter of each step), a pointwise one, a strided one and a dilated one keep the
+    im2col blocks."""
+    few = conv_text(1, 16, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
+    few_weight = rng.integers(-128, 128, (8, 16, 3, 3)).astype(np.int8)
+    assert "direct" not in _stage(few, {"w": few_weight})
+    weight = rng.integers(-128, 128, (8, 64, 3, 3)).astype(np.int8)
+    text = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
     assert "direct = true" in _stage(text, {"w": weight})
     strided = text.replace("padding =", "strides = array<i64: 2, 2>, padding =")
     strided = strided.replace("1x8x9x9xi32", "1x8x5x5xi32")
@@ -160,5 +164,5 @@ def test_only_unit_stride_windows_are_direct():
     dilated = text.replace("padding =", "dilation = array<i64: 2, 2>, padding =")
     dilated = dilated.replace("1x8x9x9xi32", "1x8x7x7xi32")
     assert "direct" not in _stage(dilated, {"w": weight})
-    pointwise = conv_text(1, 16, 8, 1, 1, 9, 9, (0, 0, 0, 0), "ui8", 0)
+    pointwise = conv_text(1, 64, 8, 1, 1, 9, 9, (0, 0, 0, 0), "ui8", 0)
     assert "direct" not in _stage(pointwise, {"w": weight[:, :, :1, :1].copy()})

@@ -5,7 +5,7 @@
 // -> 16 words; a dense weight as B's panels of 32 columns (4 -> 32 x 64 bytes), a
 // pointwise convolution's weight as A's row-major rows padded to 32; the spec says `tiles`.
 // A unit-stride 3x3 convolution reads its input's words directly (kernels/amx_conv.py,
-// `direct`): its weight is 32 rows x 9 taps x 3 channels padded to 64 (18432 bytes).
+// `direct`): its weight is 32 rows x 9 taps x 64 channels (18432 bytes).
 // CHECK-LABEL: func.func @dense
 // CHECK-SAME:    %[[P:[0-9]+]]: tensor<2048xi8> {xrelay.name = "w.i8.1.packed", xrelay.param}
 // CHECK:         func.call @xr_igemm_1(%x, %[[P]], %{{[0-9]+}})
@@ -22,12 +22,12 @@ func.func @dense(%x: tensor<2x10xi8> {xrelay.name = "x"}, %w: tensor<10x4xi8> {x
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME:    %[[P:[0-9]+]]: tensor<18432xi8> {xrelay.name = "w.i8.2.packed", xrelay.param}
 // CHECK:         func.call @xr_igemm_2(%[[P]], %{{[0-9]+}}, %{{[0-9]+}})
-func.func @conv(%x: tensor<1x3x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x3x3x3xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x5x5xi32> {
+func.func @conv(%x: tensor<1x64x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x64x3x3xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x5x5xi32> {
   %zx = relay.constant dense<7> : tensor<i32>
   %zw = relay.constant dense<0> : tensor<i32>
   %sx = relay.constant dense<0.5> : tensor<f32>
   %sw = relay.constant dense<0.25> : tensor<f32>
-  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x5x5xui8>, tensor<8x3x3x3xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x8x5x5xi32>
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x5x5xui8>, tensor<8x64x3x3xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<1x8x5x5xi32>
   func.return %y : tensor<1x8x5x5xi32>
 }
 
