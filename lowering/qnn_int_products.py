@@ -254,9 +254,13 @@ def rewrite_product(
     width = (amx.ROWS if tiles else MR) if a_weight else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * word_groups(k, group, 16 if tiles else 1) * group
-    # AMX: a unit-stride convolution with a window reads its input's words directly
-    direct = tiles and a_weight and bool(spec.window) and spec.window[2:4] == ((1, 1), (1, 1))
-    direct = direct and direct_pays(w_shape[1], w_shape[2] * w_shape[3])
+    # AMX: a convolution of stride 1 or 2 with a window reads its input's words directly
+    direct = tiles and a_weight and bool(spec.window)
+    direct = direct and spec.window[2] in ((1, 1), (2, 2)) and spec.window[3] == (1, 1)
+    # (a strided 1x1 one reads one phase: its im2col is that phase, and was as fast)
+    direct = (
+        direct and w_shape[2] * w_shape[3] > 1 and direct_pays(w_shape[1], w_shape[2] * w_shape[3])
+    )
     if direct:
         size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width)
     # under build, the s8 weight [rows, K] once (the packed words and the sums read it)

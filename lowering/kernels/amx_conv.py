@@ -1,6 +1,7 @@
-"""Unit-stride 8-bit convolutions on AMX tiles without im2col: `xr_tdirect_b`, the serial
-part of `xr_igemm_b` when its geometry's 13th value (`direct`) is set (qnn-int-products
-does that for an AMX build's KH x KW > 1, unit stride and dilation convolutions).
+"""8-bit convolutions of stride 1 or 2 on AMX tiles without im2col: `xr_tdirect_b`, the
+serial part of `xr_igemm_b` when its geometry's 13th value (`direct`) is set
+(qnn-int-products does that for an AMX build's KH x KW > 1, unit-dilation convolutions
+with enough channels).
 
 The trick is to compute the output on the padded input's grid: output pixel (oy, ox) is
 virtual column p = oy * W + ox (W the padded width; columns with ox >= OW are computed
@@ -12,6 +13,10 @@ channel groups g..g+15 are 16 consecutive words of each group's plane: a tile lo
 the planes' stride, straight from the band. Nothing is packed per K block, and the whole
 K (taps x channels, in steps of 64 channels) accumulates in the tile registers before one
 epilogue (igemm's xr_iedge, run by run of valid columns).
+
+Stride 2 splits the input into its 4 phases (even / odd rows and columns): tap (i, j)
+reads phase (i % 2, j % 2) at row oy + i / 2, column ox + j / 2, again one offset per tap
+on a grid of the phases' width (the band holds the phases one after another).
 
 A (the weight) is packed at build time (prepack.pack_direct_rows): K ordered (i, j, c)
 with c padded to a multiple of 64 (zero weights), rows padded to 32, tile-major: per
@@ -27,49 +32,74 @@ from xrelay.lowering.kernels.irtext import Writer, concat
 
 STEP_BYTES = ROWS * 64  # one step of a 32-row panel: 32 rows x 64 bytes
 SLACK = ROWS  # words after each plane: the last block's dropped columns read there
-IOTA16 = "<" + ", ".join(f"i32 {i}" for i in range(16)) + ">"
+IOTA32 = "<" + ", ".join(f"i32 {i}" for i in range(32)) + ">"
+FIRST16 = "<16 x i32> <" + ", ".join(f"i32 {i}" for i in range(16)) + ">"
+EVENS16 = "<16 x i32> <" + ", ".join(f"i32 {2 * i}" for i in range(16)) + ">"
 INTERLEAVE = "<" + ", ".join(f"i32 {(k % 4) * 16 + k // 4}" for k in range(64)) + ">"
 
 HEADER = """
 declare <16 x i8> @llvm.masked.load.v16i8.p0(ptr, i32, <16 x i1>, <16 x i8>)
-"""
+"""  # (the 32-byte one is iconv_pack's)
 
 
 def band(w: Writer) -> None:
-    """xr_tband(x, C, Cp, H, W, oy0, rows, dst, plane, flip): input rows [oy0, oy0 + rows)
-    of the padded input x [C][H][W] (bytes, xor flip) -> dst[g][r][col] words of channels
-    4g..4g+3 (zero past C), each group's plane `plane` words apart: 16 columns at a time,
-    four channel rows interleaved."""
+    """xr_tband(x, C, Cp, H, W, S, KH, KW, oy0, rows, Wq, dst, plane, flip): for stride S
+    (1 or 2) the S x S phases of the padded input x [C][H][W] (bytes, xor flip) that a
+    KH x KW window reads (a 1x1 one only phase (0, 0)): phase (a, b) row r
+    and column q hold input row S (oy0 + r) + a, column S q + b, for r < rows, q < Wq ->
+    dst[g][a][b][r][q] words of channels 4g..4g+3 (zero past C), each group's plane
+    `plane` words apart: 16 columns at a time, four channel rows interleaved (with S = 2
+    the even bytes of 32). Rows past the input are left as they are: only dropped
+    columns read them."""
     params = [("ptr", "%x"), ("i64", "%C"), ("i64", "%Cp"), ("i64", "%H"), ("i64", "%W"),
-              ("i64", "%oy0"), ("i64", "%rows"), ("ptr", "%dst"), ("i64", "%plane"),
-              ("i64", "%flip")]  # fmt: skip
-    v = "<16 x i8>"
+              ("i64", "%S"), ("i64", "%KH"), ("i64", "%KW"), ("i64", "%oy0"), ("i64", "%rows"),
+              ("i64", "%Wq"), ("ptr", "%dst"), ("i64", "%plane"), ("i64", "%flip")]  # fmt: skip
+    v, v2 = "<16 x i8>", "<32 x i8>"
     with w.function("void", "@xr_tband", params):
         flip = w.op("trunc i64 %flip to i8")
         fv = w.op(f"insertelement {v} poison, i8 {flip}, i64 0")
         fv = w.op(f"shufflevector {v} {fv}, {v} poison, <16 x i32> zeroinitializer")
+        two = w.op("icmp eq i64 %S, 2")
+        phase_rows = w.mul("%rows", "%Wq")
         with (
             w.loop("g", "0", w.op("sdiv i64 %Cp, 4")) as g,
+            w.loop("a", "0", w.min("%S", "%KH")) as a,  # the phases some tap reads
+            w.loop("b", "0", w.min("%S", "%KW")) as b,
             w.loop("r", "0", "%rows") as r,
         ):
-            out = w.gep("%dst", w.add(w.mul(g, "%plane"), w.mul(r, "%W")), "i32")
-            iy = w.add("%oy0", r)
-            with w.loop("col", "0", "%W", "16") as col:
-                left = w.op(f"trunc i64 {w.min(w.sub('%W', col), '16')} to i32")
-                lanes = w.op(f"insertelement <16 x i32> poison, i32 {left}, i64 0")
+            phase = w.add(w.mul(a, "%S"), b)
+            first = w.add(w.mul(g, "%plane"), w.add(w.mul(phase, phase_rows), w.mul(r, "%Wq")))
+            out = w.gep("%dst", first, "i32")
+            iy = w.add(w.mul(w.add("%oy0", r), "%S"), a)
+            with w.if_(w.op(f"icmp slt i64 {iy}, %H")), w.loop("q", "0", "%Wq", "16") as q:
+                ix = w.add(w.mul(q, "%S"), b)  # the first input column
+                left = w.op(f"trunc i64 {w.sub('%W', ix)} to i32")  # input bytes from there
+                lanes = w.op(f"insertelement <32 x i32> poison, i32 {left}, i64 0")
                 lanes = w.op(
-                    f"shufflevector <16 x i32> {lanes}, <16 x i32> poison, <16 x i32> zeroinitializer"
+                    f"shufflevector <32 x i32> {lanes}, <32 x i32> poison, <32 x i32> zeroinitializer"
                 )
-                mask = w.op(f"icmp slt <16 x i32> {IOTA16}, {lanes}")
+                mask2 = w.op(f"icmp slt <32 x i32> {IOTA32}, {lanes}")
+                mask = w.op(f"shufflevector <32 x i1> {mask2}, <32 x i1> poison, {FIRST16}")
                 rows = []
                 for i in range(4):
                     c = w.add(w.mul(g, "4"), str(i))
                     real = w.op(f"icmp slt i64 {c}, %C")
                     cm = w.op(f"select i1 {real}, i64 {c}, i64 0")  # an address inside x
-                    at = w.add(w.mul(w.add(w.mul(cm, "%H"), iy), "%W"), col)
-                    x = w.op(
-                        f"call {v} @llvm.masked.load.v16i8.p0(ptr {w.gep('%x', at, 'i8')}, i32 1, <16 x i1> {mask}, {v} zeroinitializer)"
+                    at = w.gep("%x", w.add(w.mul(w.add(w.mul(cm, "%H"), iy), "%W"), ix), "i8")
+                    pair, unit, joined = w.if_else(two, "pair")
+                    w.block(pair)
+                    x2 = w.op(
+                        f"call {v2} @llvm.masked.load.v32i8.p0(ptr {at}, i32 1, <32 x i1> {mask2}, {v2} zeroinitializer)"
                     )
+                    even = w.op(f"shufflevector {v2} {x2}, {v2} poison, {EVENS16}")
+                    w.br(joined)
+                    w.block(unit)
+                    x1 = w.op(
+                        f"call {v} @llvm.masked.load.v16i8.p0(ptr {at}, i32 1, <16 x i1> {mask}, {v} zeroinitializer)"
+                    )
+                    w.br(joined)
+                    w.block(joined)
+                    x = w.op(f"phi {v} [ {even}, %{pair} ], [ {x1}, %{unit} ]")
                     x = w.op(f"xor {v} {x}, {fv}")
                     rows.append(w.op(f"select i1 {real}, {v} {x}, {v} zeroinitializer"))
                 both = concat(w, rows, 16, "i8")
@@ -77,19 +107,22 @@ def band(w: Writer) -> None:
                     f"shufflevector <64 x i8> {both}, <64 x i8> poison, <64 x i32> {INTERLEAVE}"
                 )
                 # a row's last chunk may run into the next row's words, written after it
-                w.do(f"store <64 x i8> {words}, ptr {w.gep(out, col, 'i32')}, align 1")
+                w.do(f"store <64 x i8> {words}, ptr {w.gep(out, q, 'i32')}, align 1")
 
 
 TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
-               ("i64", "%KH"), ("i64", "%KW"), ("i64", "%W"), ("i64", "%CB"),
-               ("ptr", "%t")]  # fmt: skip
+               ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%CB"),
+               ("i64", "%S"), ("i64", "%PQ"), ("ptr", "%t")]  # fmt: skip
 
 
 def _steps(w: Writer, body) -> None:
     """for each tap (i, j) and channel block cb: body(a0, b0), A's step and B's first
-    word of the tile (columns boff.. of the tap's offset)."""
+    word of the tile (columns boff.. of the tap's offset: in phase (i % S, j % S), of PQ
+    words, row i / S and column j / S)."""
     with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
-        off = w.add("%boff", w.add(w.mul(i, "%W"), j))
+        phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
+        within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
+        off = w.add("%boff", w.add(w.mul(phase, "%PQ"), within))
         tap = w.add(w.mul(i, "%KW"), j)
         with w.loop("cb", "0", "%CB") as cb:
             s = w.add(w.mul(tap, "%CB"), cb)
@@ -156,30 +189,33 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
     them, as the serial parts get them)."""
     with w.function("void", "@xr_tdirect_b", params):
         g = load_geometry(w)
-        H, W, KH, KW, OW = g["H"], g["W"], g["KH"], g["KW"], g["OW"]
+        H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
         taps = w.mul(KH, KW)
         C = w.op(f"sdiv i64 %K, {taps}")
         Cp = w.op(f"and i64 {w.add(C, '63')}, -64")
         CB = w.op(f"sdiv i64 {Cp}, 64")
         steps = w.mul(taps, CB)
+        Wq = w.op(f"sdiv i64 {w.add(W, w.sub(S, '1'))}, {S}")  # a phase's width: the grid's
         j0, j1 = "%bcol0", w.add("%bcol0", "%N")
         oy0 = w.op(f"sdiv i64 {j0}, {OW}")
         last = w.sub(j1, "1")
         oy1 = w.op(f"sdiv i64 {last}, {OW}")
-        rows = w.add(w.sub(oy1, oy0), KH)
-        plane = w.add(w.mul(rows, W), str(SLACK))
+        rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
+        PQ = w.mul(rows, Wq)
+        plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
         size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
         buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
         w.do(
-            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {oy0}, i64 {rows}, ptr {buf}, i64 {plane}, i64 %flip)"
+            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, "
+            f"i64 {rows}, i64 {Wq}, ptr {buf}, i64 {plane}, i64 %flip)"
         )
         ready = w.op("call i1 @xr_amx_ready()")
         with w.if_(ready):
             w.do("call void @llvm.x86.ldtilecfg(ptr @xr_amx_config)")
         tmp = w.op(f"alloca [{ROWS * ROWS + ROWS} x i32], align 64")  # + a row: offset reads
-        base = w.mul(oy0, W)  # the band's first virtual column
+        base = w.mul(oy0, Wq)  # the band's first virtual column
         v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
-        v1 = w.add(w.add(w.mul(oy1, W), w.op(f"srem i64 {last}, {OW}")), "1")
+        v1 = w.add(w.add(w.mul(oy1, Wq), w.op(f"srem i64 {last}, {OW}")), "1")
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
@@ -190,7 +226,7 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
             ap = w.gep("%a", w.mul(w.mul(panel, steps), str(STEP_BYTES)), "i8")
             args = (
                 f"ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, i64 {plane}, i64 {KH}, "
-                f"i64 {KW}, i64 {W}, i64 {CB}, ptr {tmp}"
+                f"i64 {KW}, i64 {Wq}, i64 {CB}, i64 {S}, i64 {PQ}, ptr {tmp}"
             )
             fast, slow, join = w.if_else(ready, "amx")
             for label, kernel in ((fast, "xr_tdirect_tile"), (slow, "xr_tdirect_tile_slow")):
@@ -203,10 +239,10 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
             qrow = w.gep("%qrow", ir)
             qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
             # the output rows this block of virtual columns covers, each a run
-            oy_a = w.op(f"sdiv i64 {jv}, {W}")
-            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(ROWS - 1))}, {W}"), "1")
+            oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
+            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(ROWS - 1))}, {Wq}"), "1")
             with w.loop("oy", oy_a, oy_b) as oy:
-                row0 = w.mul(oy, W)
+                row0 = w.mul(oy, Wq)
                 p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
                 p_b = w.min(w.add(jv, str(ROWS)), w.add(row0, OW))
                 # as output pixels, within this call's [j0, j1)

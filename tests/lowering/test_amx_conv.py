@@ -43,7 +43,7 @@ define void @t_{name}({params}) {{
     engine = llvm.create_mcjit_compiler(module, machine)
     engine.finalize_object()
     kind = ctypes.CFUNCTYPE(
-        None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 6, ctypes.c_void_p
+        None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 8, ctypes.c_void_p
     )
     return engine, {
         n: kind(engine.get_function_address(f"t_{n}"))
@@ -74,24 +74,16 @@ def test_the_tile_and_its_fallback_give_numpys_integers(c, kh, kw):
     engine, fns = _tile_functions()
     for name, fn in fns.items():
         t = np.full((32, 32), -1, np.int32)
-        fn(
-            packed.ctypes.data,
-            band.ctypes.data,
-            boff,
-            plane,
-            kh,
-            kw,
-            width,
-            cp // 64,
-            t.ctypes.data,
-        )
+        args = (boff, plane, kh, kw, width, cp // 64, 1, rows * width)  # stride 1: one phase
+        fn(packed.ctypes.data, band.ctypes.data, *args, t.ctypes.data)
         np.testing.assert_array_equal(t, want, err_msg=name)
     del engine
 
 
-def conv_text(n, c, o, kh, kw, h, w, pad, xt, zx):
+def conv_text(n, c, o, kh, kw, h, w, pad, xt, zx, stride=1):
     top, left, bottom, right = pad
-    oh, ow = h + top + bottom - kh + 1, w + left + right - kw + 1
+    oh = (h + top + bottom - kh) // stride + 1
+    ow = (w + left + right - kw) // stride + 1
     x_t, w_t = f"tensor<{n}x{c}x{h}x{w}x{xt}>", f"tensor<{o}x{c}x{kh}x{kw}xi8>"
     y_t = f"tensor<{n}x{o}x{oh}x{ow}xi32>"
     return f"""
@@ -100,7 +92,7 @@ func.func @main(%x: {x_t} {{xrelay.name = "x"}}, %w: {w_t} {{xrelay.name = "w", 
   %zw = relay.constant dense<0> : tensor<i32>
   %sx = relay.constant dense<0.5> : tensor<f32>
   %sw = relay.constant dense<0.25> : tensor<f32>
-  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: {top}, {left}, {bottom}, {right}>}} : ({x_t}, {w_t}, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> {y_t}
+  %y = qnn.conv2d %x, %w, %zx, %zw, %sx, %sw {{padding = array<i64: {top}, {left}, {bottom}, {right}>, strides = array<i64: {stride}, {stride}>}} : ({x_t}, {w_t}, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> {y_t}
   func.return %y : {y_t}
 }}"""
 
@@ -117,15 +109,21 @@ CASES = [  # n, c, o, kh, kw, h, w, padding, data type, zero point
     (2, 64, 33, 5, 5, 11, 13, (2, 2, 2, 2), "ui8", 255),
     (1, 50, 64, 5, 5, 7, 7, (0, 0, 0, 0), "ui8", 0),
     (1, 130, 20, 1, 3, 6, 40, (0, 1, 0, 1), "ui8", 3),
+    # stride 2: the input's four phases (odd and even sizes, a 7x7 window)
+    (1, 64, 40, 3, 3, 20, 23, (1, 0, 1, 2), "i8", -9, 2),
+    (2, 100, 33, 3, 3, 15, 16, (1, 1, 1, 1), "ui8", 255, 2),
+    (1, 64, 8, 7, 7, 19, 18, (3, 3, 3, 3), "ui8", 4, 2),
+    (1, 130, 20, 1, 3, 7, 41, (0, 1, 0, 1), "ui8", 3, 2),
+    (1, 200, 20, 3, 1, 9, 8, (1, 0, 1, 0), "i8", 0, 2),
 ]
 
 
 @needs_amx
-@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:7])))
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:7])) + f"s{c[10:] or 1}")
 @pytest.mark.parametrize("threads", ["1", "2", "3"])
 def test_direct_convolutions_are_exact(on_tiles, monkeypatch, case, threads):
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
-    n, c, o, kh, kw, h, w, _, xt, _ = case
+    n, c, o, kh, kw, h, w, _, xt, *_ = case
     text = conv_text(*case)
     info = np.iinfo(np.uint8 if xt == "ui8" else np.int8)
     x = rng.integers(info.min, info.max + 1, (n, c, h, w)).astype(info.dtype)
@@ -149,20 +147,22 @@ def _stage(text: str, params: dict) -> str:
 
 
 def test_only_unit_stride_windows_with_enough_channels_are_direct():
-    """A 3x3 unit-stride convolution of 64 channels is direct; one of 16 channels (a
-    quarter of each step), a pointwise one, a strided one and a dilated one keep the
-    im2col blocks."""
+    """3x3 convolutions of 64 channels with stride 1 or 2 are direct; one of 16 channels
+    (a quarter of each step), 1x1 ones (stride 1 or 2), one of stride 3 and a dilated one
+    keep the im2col blocks."""
     few = conv_text(1, 16, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
     few_weight = rng.integers(-128, 128, (8, 16, 3, 3)).astype(np.int8)
     assert "direct" not in _stage(few, {"w": few_weight})
     weight = rng.integers(-128, 128, (8, 64, 3, 3)).astype(np.int8)
     text = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
     assert "direct = true" in _stage(text, {"w": weight})
-    strided = text.replace("padding =", "strides = array<i64: 2, 2>, padding =")
-    strided = strided.replace("1x8x9x9xi32", "1x8x5x5xi32")
+    halved = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0, 2)
+    assert "direct = true" in _stage(halved, {"w": weight})
+    strided = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0, 3)
     assert "direct" not in _stage(strided, {"w": weight})
-    dilated = text.replace("padding =", "dilation = array<i64: 2, 2>, padding =")
+    dilated = text.replace("strides =", "dilation = array<i64: 2, 2>, strides =")
     dilated = dilated.replace("1x8x9x9xi32", "1x8x7x7xi32")
     assert "direct" not in _stage(dilated, {"w": weight})
-    pointwise = conv_text(1, 64, 8, 1, 1, 9, 9, (0, 0, 0, 0), "ui8", 0)
-    assert "direct" not in _stage(pointwise, {"w": weight[:, :, :1, :1].copy()})
+    for stride in (1, 2):  # pointwise: in place, or one phase
+        pointwise = conv_text(1, 64, 8, 1, 1, 9, 9, (0, 0, 0, 0), "ui8", 0, stride)
+        assert "direct" not in _stage(pointwise, {"w": weight[:, :, :1, :1].copy()})
