@@ -127,10 +127,12 @@ class GemmSpec:
     `group` values; C is i32; the epilogue is the shift, an i32 vector. With `requantize`
     (and `scale`: the f32 multipliers) the declaration has a second result, the bytes
     clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
-    partial sums only. Its `window` has no padding: qnn-int-products pads the input first.
+    partial sums only. Its `window` has no padding (qnn-int-products pads the input first)
+    unless `direct`.
     `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them; with
-    `direct` a unit-stride convolution read straight from its input's words
-    (lowering/kernels/amx_conv.py), the weight packed for that."""
+    `direct` a convolution read straight from its input's words (lowering/kernels/
+    amx_conv.py), the weight packed for that: its `window` keeps the padding, which the
+    kernel fills with the byte `fill` (the zero point, as the kernel reads the data)."""
 
     m: int = 0
     n: int = 0
@@ -153,6 +155,7 @@ class GemmSpec:
     group: int = 0
     tiles: bool = False
     direct: bool = False
+    fill: int = 0
     flip: bool = False
     requantize: bool = False
     out_zero_point: int = 0

@@ -263,6 +263,14 @@ def rewrite_product(
     )
     if direct:
         size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width)
+        # the kernel pads as it reads: the unpadded input, its padding and zero point
+        (_, _), *middle, (_, _), out_size = spec.window
+        spec = replace(
+            spec,
+            window=((h, w), *middle, (top, left), out_size),
+            batch=tuple((b[0], b[1], c * h * w, *b[3:]) for b in spec.batch),
+            fill=int(zx) + (128 if x_dtype.kind == "i" else 0),
+        )
     # under build, the s8 weight [rows, K] once (the packed words and the sums read it)
     matrix = _weight_matrix(array, transposed, w_shift) if array is not None else None
 
@@ -296,7 +304,7 @@ def rewrite_product(
         correction = site.emit(relay.NegativeOp(site.emit(relay.MultiplyOp(sums, zero))))
     if conv:
         x = op.data
-        if any(op.attrs.padding):  # by the zero point, as qnn.conv2d pads
+        if any(op.attrs.padding) and not direct:  # by the zero point, as qnn.conv2d pads
             widths = [0, 0, 0, 0, top, bottom, left, right]
             x = site.emit(relay.PadOp(x, pad_width=widths, pad_value=float(int(zx))))
         args = [x, packed_arg] if pixel_major else [packed_arg, x]

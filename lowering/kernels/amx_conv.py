@@ -5,7 +5,7 @@ with enough channels).
 
 The trick is to compute the output on the padded input's grid: output pixel (oy, ox) is
 virtual column p = oy * W + ox (W the padded width; columns with ox >= OW are computed
-and dropped), and tap (i, j) of every column reads input word p + i * W + j: one offset
+and dropped; the band is padded as it is made, with the zero point), and tap (i, j) of every column reads input word p + i * W + j: one offset
 for the whole tap. With the input's channels interleaved in groups of 4 (a 32-bit word
 holds channels 4g..4g+3 of one pixel: the `band`, [C / 4][rows][W] words made once per
 call for the output rows the call covers), the 16 columns of a B tile for tap (i, j) and
@@ -43,22 +43,28 @@ declare <16 x i8> @llvm.masked.load.v16i8.p0(ptr, i32, <16 x i1>, <16 x i8>)
 
 
 def band(w: Writer) -> None:
-    """xr_tband(x, C, Cp, H, W, S, KH, KW, oy0, rows, Wq, dst, plane, flip): for stride S
-    (1 or 2) the S x S phases of the padded input x [C][H][W] (bytes, xor flip) that a
-    KH x KW window reads (a 1x1 one only phase (0, 0)): phase (a, b) row r
-    and column q hold input row S (oy0 + r) + a, column S q + b, for r < rows, q < Wq ->
-    dst[g][a][b][r][q] words of channels 4g..4g+3 (zero past C), each group's plane
-    `plane` words apart: 16 columns at a time, four channel rows interleaved (with S = 2
-    the even bytes of 32). Rows past the input are left as they are: only dropped
-    columns read them."""
+    """xr_tband(x, C, Cp, H, W, PT, PL, S, KH, KW, oy0, rows, Wq, dst, plane, flip, fill):
+    for stride S (1 or 2) the S x S phases of the input x [C][H][W] padded by PT rows and
+    PL columns (bytes, xor flip; `fill` outside the input) that a KH x KW window reads (a
+    1x1 one only phase (0, 0)): phase (a, b) row r and column q hold padded row
+    S (oy0 + r) + a, column S q + b, for r < rows, q < Wq -> dst[g][a][b][r][q] words of
+    channels 4g..4g+3 (zero past C), each group's plane `plane` words apart: 16 columns at
+    a time, four channel rows interleaved (with S = 2 the even bytes of 32)."""
     params = [("ptr", "%x"), ("i64", "%C"), ("i64", "%Cp"), ("i64", "%H"), ("i64", "%W"),
-              ("i64", "%S"), ("i64", "%KH"), ("i64", "%KW"), ("i64", "%oy0"), ("i64", "%rows"),
-              ("i64", "%Wq"), ("ptr", "%dst"), ("i64", "%plane"), ("i64", "%flip")]  # fmt: skip
+              ("i64", "%PT"), ("i64", "%PL"), ("i64", "%S"), ("i64", "%KH"), ("i64", "%KW"),
+              ("i64", "%oy0"), ("i64", "%rows"), ("i64", "%Wq"), ("ptr", "%dst"),
+              ("i64", "%plane"), ("i64", "%flip"), ("i64", "%fill")]  # fmt: skip
     v, v2 = "<16 x i8>", "<32 x i8>"
+
+    def splat(value: str, n: int, elem: str) -> str:
+        one = w.op(f"insertelement <{n} x {elem}> poison, {elem} {value}, i64 0")
+        return w.op(
+            f"shufflevector <{n} x {elem}> {one}, <{n} x {elem}> poison, <{n} x i32> zeroinitializer"
+        )
+
     with w.function("void", "@xr_tband", params):
-        flip = w.op("trunc i64 %flip to i8")
-        fv = w.op(f"insertelement {v} poison, i8 {flip}, i64 0")
-        fv = w.op(f"shufflevector {v} {fv}, {v} poison, <16 x i32> zeroinitializer")
+        fv = splat(w.op("trunc i64 %flip to i8"), 16, "i8")
+        pad = splat(w.op("trunc i64 %fill to i8"), 16, "i8")
         two = w.op("icmp eq i64 %S, 2")
         phase_rows = w.mul("%rows", "%Wq")
         with (
@@ -70,22 +76,31 @@ def band(w: Writer) -> None:
             phase = w.add(w.mul(a, "%S"), b)
             first = w.add(w.mul(g, "%plane"), w.add(w.mul(phase, phase_rows), w.mul(r, "%Wq")))
             out = w.gep("%dst", first, "i32")
-            iy = w.add(w.mul(w.add("%oy0", r), "%S"), a)
-            with w.if_(w.op(f"icmp slt i64 {iy}, %H")), w.loop("q", "0", "%Wq", "16") as q:
-                ix = w.add(w.mul(q, "%S"), b)  # the first input column
-                left = w.op(f"trunc i64 {w.sub('%W', ix)} to i32")  # input bytes from there
-                lanes = w.op(f"insertelement <32 x i32> poison, i32 {left}, i64 0")
-                lanes = w.op(
-                    f"shufflevector <32 x i32> {lanes}, <32 x i32> poison, <32 x i32> zeroinitializer"
+            iy = w.sub(w.add(w.mul(w.add("%oy0", r), "%S"), a), "%PT")  # the input's row
+            inside = w.op(
+                f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.op(f'icmp slt i64 {iy}, %H')}"
+            )
+            row_y = w.op(f"select i1 {inside}, i64 {iy}, i64 0")  # an address inside x
+            with w.loop("q", "0", "%Wq", "16") as q:
+                ix = w.sub(w.add(w.mul(q, "%S"), b), "%PL")  # the input column of lane 0
+                # lanes l with 0 <= ix + l < W, none in a row outside the input
+                lo = w.op(f"call i64 @llvm.smax.i64(i64 {w.sub('0', ix)}, i64 0)")
+                hi = w.op(f"call i64 @llvm.smax.i64(i64 {w.min(w.sub('%W', ix), '64')}, i64 0)")
+                hi = w.op(f"select i1 {inside}, i64 {hi}, i64 0")
+                lo32 = splat(w.op(f"trunc i64 {w.min(lo, '64')} to i32"), 32, "i32")
+                hi32 = splat(w.op(f"trunc i64 {hi} to i32"), 32, "i32")
+                mask2 = w.op(
+                    f"and <32 x i1> {w.op(f'icmp sge <32 x i32> {IOTA32}, {lo32}')}, "
+                    f"{w.op(f'icmp slt <32 x i32> {IOTA32}, {hi32}')}"
                 )
-                mask2 = w.op(f"icmp slt <32 x i32> {IOTA32}, {lanes}")
                 mask = w.op(f"shufflevector <32 x i1> {mask2}, <32 x i1> poison, {FIRST16}")
+                valid = w.op(f"shufflevector <32 x i1> {mask2}, <32 x i1> poison, {EVENS16}")
                 rows = []
                 for i in range(4):
                     c = w.add(w.mul(g, "4"), str(i))
                     real = w.op(f"icmp slt i64 {c}, %C")
                     cm = w.op(f"select i1 {real}, i64 {c}, i64 0")  # an address inside x
-                    at = w.gep("%x", w.add(w.mul(w.add(w.mul(cm, "%H"), iy), "%W"), ix), "i8")
+                    at = w.gep("%x", w.add(w.mul(w.add(w.mul(cm, "%H"), row_y), "%W"), ix), "i8")
                     pair, unit, joined = w.if_else(two, "pair")
                     w.block(pair)
                     x2 = w.op(
@@ -100,7 +115,10 @@ def band(w: Writer) -> None:
                     w.br(joined)
                     w.block(joined)
                     x = w.op(f"phi {v} [ {even}, %{pair} ], [ {x1}, %{unit} ]")
-                    x = w.op(f"xor {v} {x}, {fv}")
+                    lanes = w.op(f"phi <16 x i1> [ {valid}, %{pair} ], [ {mask}, %{unit} ]")
+                    x = w.op(
+                        f"select <16 x i1> {lanes}, {v} {w.op(f'xor {v} {x}, {fv}')}, {v} {pad}"
+                    )
                     rows.append(w.op(f"select i1 {real}, {v} {x}, {v} zeroinitializer"))
                 both = concat(w, rows, 16, "i8")
                 words = w.op(
@@ -190,12 +208,14 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
     with w.function("void", "@xr_tdirect_b", params):
         g = load_geometry(w)
         H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
+        fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
         taps = w.mul(KH, KW)
         C = w.op(f"sdiv i64 %K, {taps}")
         Cp = w.op(f"and i64 {w.add(C, '63')}, -64")
         CB = w.op(f"sdiv i64 {Cp}, 64")
         steps = w.mul(taps, CB)
-        Wq = w.op(f"sdiv i64 {w.add(W, w.sub(S, '1'))}, {S}")  # a phase's width: the grid's
+        # the grid's width: a phase's columns the window reads
+        Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))
         j0, j1 = "%bcol0", w.add("%bcol0", "%N")
         oy0 = w.op(f"sdiv i64 {j0}, {OW}")
         last = w.sub(j1, "1")
@@ -206,8 +226,9 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
         size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
         buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
         w.do(
-            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, "
-            f"i64 {rows}, i64 {Wq}, ptr {buf}, i64 {plane}, i64 %flip)"
+            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
+            f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
+            f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
         )
         ready = w.op("call i1 @xr_amx_ready()")
         with w.if_(ready):

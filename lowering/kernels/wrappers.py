@@ -109,8 +109,9 @@ def wrapper(
         n = 3 + spec.scale + spec.shift + spec.residual + spec.requantize
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
-        # an 8-bit GEMM's 13th: whether it reads the input directly (kernels/amx_conv.py)
-        values = geometry(spec.window) + ([int(spec.direct)] if spec.group else [])
+        # an 8-bit GEMM's 13th and 14th: whether it reads the input directly
+        # (kernels/amx_conv.py), and the byte it then pads with
+        values = geometry(spec.window) + ([int(spec.direct), spec.fill] if spec.group else [])
         text = ", ".join(f"i64 {v}" for v in values)
         w.lines.append(f"@{name}.geo = internal constant [{len(values)} x i64] [{text}]")
     params = parameters(spec, types)

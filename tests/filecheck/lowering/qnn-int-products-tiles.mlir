@@ -5,7 +5,8 @@
 // -> 16 words; a dense weight as B's panels of 32 columns (4 -> 32 x 64 bytes), a
 // pointwise convolution's weight as A's row-major rows padded to 32; the spec says `tiles`.
 // A unit-stride 3x3 convolution reads its input's words directly (kernels/amx_conv.py,
-// `direct`): its weight is 32 rows x 9 taps x 64 channels (18432 bytes).
+// `direct`): its weight is 32 rows x 9 taps x 64 channels (18432 bytes), and it pads the
+// input as it reads it (no relay.pad; the window keeps the padding, `fill` the zero point).
 // CHECK-LABEL: func.func @dense
 // CHECK-SAME:    %[[P:[0-9]+]]: tensor<2048xi8> {xrelay.name = "w.i8.1.packed", xrelay.param}
 // CHECK:         func.call @xr_igemm_1(%x, %[[P]], %{{[0-9]+}})
@@ -21,7 +22,8 @@ func.func @dense(%x: tensor<2x10xi8> {xrelay.name = "x"}, %w: tensor<10x4xi8> {x
 
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME:    %[[P:[0-9]+]]: tensor<18432xi8> {xrelay.name = "w.i8.2.packed", xrelay.param}
-// CHECK:         func.call @xr_igemm_2(%[[P]], %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-NOT:     relay.pad
+// CHECK:         func.call @xr_igemm_2(%[[P]], %x, %{{[0-9]+}})
 func.func @conv(%x: tensor<1x64x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x64x3x3xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x5x5xi32> {
   %zx = relay.constant dense<7> : tensor<i32>
   %zw = relay.constant dense<0> : tensor<i32>
@@ -42,7 +44,8 @@ func.func @conv(%x: tensor<1x64x5x5xui8> {xrelay.name = "x"}, %w: tensor<8x64x3x
 // CHECK:         func.func private @xr_igemm_1
 // CHECK-SAME:      b_packed = true, {{.*}}npad = 32, group = 4, tiles = true
 // CHECK:         func.func private @xr_igemm_2
-// CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true, direct = true
+// CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true, direct = true, fill = 7,
+// CHECK-SAME:      window = {{\[}}[5, 5], [3, 3], [1, 1], [1, 1], [1, 1], [5, 5]]
 // CHECK:         func.func private @xr_igemm_3
 // CHECK-SAME:      a_packed = true, {{.*}}mpad = 32, {{.*}}group = 4, tiles = true
 // CHECK-NOT:       direct
