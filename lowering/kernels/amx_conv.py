@@ -241,7 +241,7 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
         )
-        with w.loop("jv", v0, v1, str(ROWS)) as jv, w.loop("ir", "0", "%M", str(ROWS)) as ir:
+        with w.loop("ir", "0", "%M", str(ROWS)) as ir, w.loop("jv", v0, v1, str(ROWS)) as jv:
             mr = w.min(str(ROWS), w.sub("%M", ir))
             panel = w.op(f"sdiv i64 {w.add('%arow0', ir)}, {ROWS}")
             ap = w.gep("%a", w.mul(w.mul(panel, steps), str(STEP_BYTES)), "i8")
