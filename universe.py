@@ -35,6 +35,7 @@ _PASS_CLASSES: dict[str, str] = {
     "expose-checks": "xrelay.lowering.expose_checks:ExposeChecks",
     "hoist-constants": "xrelay.lowering.hoist_constants:HoistConstants",
     "qnn-int-products": "xrelay.lowering.qnn_int_products:QnnIntProducts",
+    "qnn-lookup-tables": "xrelay.lowering.qnn_lookup_tables:QnnLookupTables",
     "qnn-float-products": "xrelay.lowering.qnn_float_products:QnnFloatProducts",
     "qnn-legalize": "xrelay.lowering.qnn_legalize:QnnLegalize",
     "winograd-convs": "xrelay.lowering.winograd_convs:WinogradConvs",

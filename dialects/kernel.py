@@ -180,6 +180,19 @@ class PackSpec:
     panel: int = 16
 
 
+@dataclass(frozen=True)
+class LutSpec:
+    """A table lookup of 8-bit values (qnn-lookup-tables, lowering/kernels/lut.py): the
+    data is `outer` x `channels` planes of `plane` bytes; byte v of channel c becomes entry
+    (v xor `flip`) of the table's row c (`per_channel`) or of its only row."""
+
+    outer: int = 1
+    channels: int = 1
+    plane: int = 0
+    per_channel: bool = True
+    flip: int = 0
+
+
 @irdl_attr_definition
 class GemmAttr(RecordAttr[GemmSpec]):
     """The geometry and epilogue of a runtime GEMM declaration (`select-kernels`)."""
@@ -196,4 +209,12 @@ class PackAttr(RecordAttr[PackSpec]):
     record = PackSpec
 
 
-Kernel = Dialect("kernel", [], [GemmAttr, PackAttr])
+@irdl_attr_definition
+class LutAttr(RecordAttr[LutSpec]):
+    """The layout of a runtime table lookup declaration (`qnn-lookup-tables`)."""
+
+    name = "kernel.lut"
+    record = LutSpec
+
+
+Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr])

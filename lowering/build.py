@@ -185,6 +185,8 @@ def _compile(
                 "group": int_group(target),
                 "tiles": tiles,
             },
+            # the lookup's vpermi2b needs AVX512-VBMI
+            "qnn-lookup-tables": {"enabled": kernels and "avx512vbmi" in target["features"]},
             "prepack-weights": {"vector_width": vector_width(target)},
             "instrument-calls": {"enabled": profile},
         },

@@ -7,6 +7,9 @@
     hoist-constants   large constants of @main -> parameters (passed as buffers, not globals)
     qnn-int-products  8-bit dense/conv2d with s8 parameter weights -> 8-bit GEMM calls
                       (u8 x s8 words, VNNI or vpmaddwd; exact i32)
+    qnn-lookup-tables chains of unary ops from 8-bit to 8-bit values (dequantize, batch_norm,
+                      quantize, ...) -> calls of the runtime's table lookup (tables
+                      computed at build)
     qnn-float-products  8-bit dense/conv2d with parameter weights -> exact f32 products in
                       K chunks (the runtime GEMM's), summed in i32
     qnn-legalize      qnn ops -> relay ops on integers (i32 products, f32 requantization)
@@ -81,6 +84,7 @@ from xrelay.lowering.prepack_weights import PrepackWeights
 from xrelay.lowering.qnn_float_products import QnnFloatProducts
 from xrelay.lowering.qnn_int_products import QnnIntProducts
 from xrelay.lowering.qnn_legalize import QnnLegalize
+from xrelay.lowering.qnn_lookup_tables import QnnLookupTables
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
 from xrelay.lowering.to_llvm import ToLLVM
@@ -98,6 +102,8 @@ from xrelay.lowering.winograd_convs import WinogradConvs
 #   qnn-float-products adds f32 parameters for the rest, which prepack-weights then
 #   packs; qnn-legalize makes the remaining integer
 #   products, which select-kernels leaves alone (it picks f32);
+# - qnn-lookup-tables follows qnn-int-products, whose epilogues take the requantize (and
+#   clip) after a product first; its chains start at the bytes that gives;
 # - winograd-convs reads weights that are parameters and leaves batched products for
 #   select-kernels;
 # - bufferize needs linalg on tensors in destination-passing style;
@@ -115,6 +121,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("hoist-constants", HoistConstants),
     # before qnn-float-products: the 8-bit GEMM takes what it can, the f32 GEMM the rest
     ("qnn-int-products", QnnIntProducts),
+    ("qnn-lookup-tables", QnnLookupTables),
     ("qnn-float-products", QnnFloatProducts),
     ("qnn-legalize", QnnLegalize),
     ("winograd-convs", WinogradConvs),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
-from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_index
-from xrelay.lowering.kernels import gemm, igemm
+from xrelay.dialects.kernel import GemmAttr, GemmSpec, LutAttr, LutSpec, size_index
+from xrelay.lowering.kernels import gemm, igemm, lut
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -31,6 +31,17 @@ def kernel_specs(module: ModuleOp) -> dict[str, tuple[GemmSpec, list[Attribute]]
             if isinstance(attr, GemmAttr):
                 specs[op.sym_name.data] = (attr.data, list(op.function_type.inputs))
     return specs
+
+
+def lut_specs(module: ModuleOp) -> dict[str, LutSpec]:
+    """The table lookup declarations of a module (qnn-lookup-tables): symbol -> spec."""
+    return {
+        op.sym_name.data: attr.data
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and not op.body.blocks
+        and isinstance(attr := op.attributes.get(KERNEL_ATTR), LutAttr)
+    }
 
 
 def parameters(spec: GemmSpec, types: list[Attribute]) -> list[tuple[str, str]]:
@@ -210,9 +221,10 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     GEMM declaration, the entries of split kernels and the buffer arenas; None if it needs
     none of them."""
     specs = kernel_specs(module)
+    luts = lut_specs(module)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
-    if not specs and not split and not arenas:
+    if not specs and not luts and not split and not arenas:
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
@@ -224,4 +236,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
+    if luts:  # (smin from the GEMM's header)
+        runtime = runtime or gemm.HEADER
+        runtime += lut.runtime_ir(luts, runtime, threads)
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,0 +1,121 @@
+"""The runtime's table lookup of 8-bit values (qnn-lookup-tables): `xr_lut8` and one
+wrapper per declaration.
+
+    void xr_lut8(ptr x, ptr table, ptr y, i64 planes, i64 channels, i64 plane,
+                 i64 per_channel, i64 flip)
+
+y[p, i] = table[row, x[p, i] xor flip] for each of `planes` planes of `plane` bytes
+(plane p is channel p % channels; row = that channel with `per_channel`, else 0). A row's
+256 entries are four 64-byte vectors held in registers for the whole plane; each 64 bytes
+of data take two `vpermi2b` (AVX512-VBMI: entries 0-127 and 128-255 by the index's low 7
+bits) and a select on the index's top bit. The plane's last bytes are masked. From
+PARALLEL_MIN bytes the planes are split over the thread pool.
+"""
+
+from __future__ import annotations
+
+from xrelay.dialects.kernel import LutSpec
+from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.parallel import launch, team, unpack
+
+V = "<64 x i8>"
+PARALLEL_MIN = 1 << 16  # bytes from which the planes are split over threads
+IOTA64 = "<" + ", ".join(f"i32 {i}" for i in range(64)) + ">"
+
+HEADER = f"""
+declare {V} @llvm.x86.avx512.vpermi2var.qi.512({V}, {V}, {V})
+declare {V} @llvm.masked.load.v64i8.p0(ptr, i32, <64 x i1>, {V})
+declare void @llvm.masked.store.v64i8.p0({V}, ptr, i32, <64 x i1>)
+"""
+
+PARAMS = [("ptr", "%x"), ("ptr", "%table"), ("ptr", "%y"), ("i64", "%planes"),
+          ("i64", "%channels"), ("i64", "%plane"), ("i64", "%per_channel"),
+          ("i64", "%flip")]  # fmt: skip
+
+
+def part(w: Writer) -> None:
+    """Emit @xr_lut8_part: xr_lut8 on planes [%p0, %p1)."""
+    with w.function("void", "@xr_lut8_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+        one = w.op(f"insertelement {V} poison, i8 {w.op('trunc i64 %flip to i8')}, i64 0")
+        flip = w.op(f"shufflevector {V} {one}, {V} poison, <64 x i32> zeroinitializer")
+        per = w.op("icmp ne i64 %per_channel, 0")
+        with w.loop("p", "%p0", "%p1") as p:
+            channel = w.op(f"srem i64 {p}, %channels")
+            row = w.op(f"select i1 {per}, i64 {channel}, i64 0")
+            entries = w.gep("%table", w.mul(row, "256"), "i8")
+            t = [
+                w.op(f"load {V}, ptr {w.gep(entries, str(64 * q), 'i8')}, align 1")
+                for q in range(4)
+            ]
+            src = w.gep("%x", w.mul(p, "%plane"), "i8")
+            dst = w.gep("%y", w.mul(p, "%plane"), "i8")
+            with w.loop("i", "0", "%plane", "64") as i:
+                left = w.op(f"trunc i64 {w.min(w.sub('%plane', i), '64')} to i32")
+                lanes = w.op(f"insertelement <64 x i32> poison, i32 {left}, i64 0")
+                lanes = w.op(
+                    f"shufflevector <64 x i32> {lanes}, <64 x i32> poison, <64 x i32> zeroinitializer"
+                )
+                mask = w.op(f"icmp slt <64 x i32> {IOTA64}, {lanes}")
+                x = w.op(
+                    f"call {V} @llvm.masked.load.v64i8.p0(ptr {w.gep(src, i, 'i8')}, i32 1, <64 x i1> {mask}, {V} zeroinitializer)"
+                )
+                x = w.op(f"xor {V} {x}, {flip}")
+                low = w.op(f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[0]}, {V} {x}, {V} {t[1]})")
+                high = w.op(f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[2]}, {V} {x}, {V} {t[3]})")
+                top = w.op(f"icmp slt {V} {x}, zeroinitializer")  # entries 128-255
+                y = w.op(f"select <64 x i1> {top}, {V} {high}, {V} {low}")
+                w.do(
+                    f"call void @llvm.masked.store.v64i8.p0({V} {y}, ptr {w.gep(dst, i, 'i8')}, i32 1, <64 x i1> {mask})"
+                )
+
+
+def entry(w: Writer, threads: bool) -> None:
+    """Emit @xr_lut8: its planes split over the pool's threads from PARALLEL_MIN bytes."""
+    names = ", ".join(f"{t} {p}" for t, p in PARAMS)
+    if threads:
+        with w.function("void", "@xr_lut8_worker", [("ptr", "%ctx")]):
+            vals = dict(zip((p for _, p in PARAMS), unpack(w, PARAMS)))
+            tid, nt = team(w)
+            lo = w.op(f"sdiv i64 {w.mul(tid, vals['%planes'])}, {nt}")
+            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), vals['%planes'])}, {nt}")
+            args = ", ".join(f"{t} {vals[p]}" for t, p in PARAMS)
+            w.do(f"call void @xr_lut8_part({args}, i64 {lo}, i64 {hi})")
+    with w.function("void", "@xr_lut8", PARAMS):
+        if threads:
+            count = w.op("load i32, ptr @xr_num_threads")
+            big = w.op(f"icmp sge i64 {w.mul('%planes', '%plane')}, {PARALLEL_MIN}")
+            many = w.op(f"and i1 {big}, {w.op(f'icmp sgt i32 {count}, 1')}")
+            pool, alone, join = w.if_else(many, "pool")
+            w.block(pool)
+            launch(w, "@xr_lut8_worker", PARAMS, count)
+            w.br(join)
+            w.block(alone)
+            w.do(f"call void @xr_lut8_part({names}, i64 0, i64 %planes)")
+            w.br(join)
+            w.block(join)
+        else:
+            w.do(f"call void @xr_lut8_part({names}, i64 0, i64 %planes)")
+
+
+def wrapper(w: Writer, name: str, spec: LutSpec) -> None:
+    """@name(x, table, y), as to-llvm passes the declaration's static buffers."""
+    params = [("ptr", "%x"), ("ptr", "%table"), ("ptr", "%y")]
+    with w.function("void", f"@{name}", params, linkage="dso_local"):
+        args = (
+            f"ptr %x, ptr %table, ptr %y, i64 {spec.outer * spec.channels}, i64 {spec.channels}, "
+            f"i64 {spec.plane}, i64 {int(spec.per_channel)}, i64 {spec.flip}"
+        )
+        w.do(f"call void @xr_lut8({args})")
+
+
+def runtime_ir(specs: dict[str, LutSpec], declared: str = "", threads: bool = False) -> str:
+    """xr_lut8 (on the thread pool with `threads`) and the wrappers of `specs` (declaration
+    name -> spec), after the runtime text `declared` (the intrinsics it declares already
+    are not declared again)."""
+    w = Writer()
+    w.lines += [line for line in HEADER.splitlines() if line.split("(")[0] not in declared]
+    part(w)
+    entry(w, threads)
+    for name, spec in specs.items():
+        wrapper(w, name, spec)
+    return w.text()
