@@ -60,8 +60,12 @@ def part(w: Writer) -> None:
                     f"call {V} @llvm.masked.load.v64i8.p0(ptr {w.gep(src, i, 'i8')}, i32 1, <64 x i1> {mask}, {V} zeroinitializer)"
                 )
                 x = w.op(f"xor {V} {x}, {flip}")
-                low = w.op(f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[0]}, {V} {x}, {V} {t[1]})")
-                high = w.op(f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[2]}, {V} {x}, {V} {t[3]})")
+                low = w.op(
+                    f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[0]}, {V} {x}, {V} {t[1]})"
+                )
+                high = w.op(
+                    f"call {V} @llvm.x86.avx512.vpermi2var.qi.512({V} {t[2]}, {V} {x}, {V} {t[3]})"
+                )
                 top = w.op(f"icmp slt {V} {x}, zeroinitializer")  # entries 128-255
                 y = w.op(f"select <64 x i1> {top}, {V} {high}, {V} {low}")
                 w.do(
