@@ -15,7 +15,8 @@ point otherwise (dynamic quantization). A convolution's data is padded with zx f
 qnn.conv2d pads with) and the GEMM makes its columns from that, a block at a time
 (implicit im2col); a 1x1 unit-stride one reads its data as B in place. The result is the
 i32 tensor qnn.dense / qnn.conv2d gives, bit for bit. Where that tensor only feeds (a
-constant i32 `bias_add`, then) a `qnn.requantize` rounding half to even with constant
+constant i32 `bias_add`, or a `relay.add` of an i32 vector parameter or constant along
+the last axis, then) a `qnn.requantize` rounding half to even with constant
 parameters (then perhaps a `clip`, a fused relu), the kernel requantizes in its epilogue
 and the call gives the bytes (`requantize` in its spec): the bias and the input zero point
 join the correction vector, the multipliers in_scale / out_scale are an f32 parameter
@@ -106,8 +107,29 @@ def _per_channel(value: SSAValue, rows: int, rank: int, axis: int, channel: int)
     return np.broadcast_to(array, (rows,))
 
 
-def requantize_chain(op: qnn.ProductOp, rows: int, channel: int) -> Requantize | None:
-    """The bias_add -> requantize -> clip after `op` that its kernel can do, or None."""
+def _vector_bias(add: relay.AddOp, out: SSAValue, rows: int, rank: int, channel: int, weights):
+    """The i32 vector [rows] a relay.add adds to `out` along its last axis (the channel),
+    as (its array or None under a plain Context), or False if it is not one: a constant
+    or a parameter (onnxruntime's quantized Gemm adds its bias so)."""
+    if channel != rank - 1 or weights is None:
+        return False
+    lhs, rhs = add.operands
+    bias = rhs if lhs is out else lhs if rhs is out else None
+    if bias is None or bias is out or bias.type.element_type != i32:
+        return False
+    if list(shape_of(bias)) != [rows] or add.results[0].type != out.type:
+        return False
+    found = weights.source(bias)
+    if found is None or found[1]:  # computed, or a transposed parameter
+        return False
+    return (found[2],)
+
+
+def requantize_chain(
+    op: qnn.ProductOp, rows: int, channel: int, weights: Weights | None = None
+) -> Requantize | None:
+    """The bias_add (or add of a bias vector) -> requantize -> clip after `op` that its
+    kernel can do, or None."""
     out = op.results[0]
     rank = len(shape_of(out))
     ops: list[Operation] = []
@@ -120,6 +142,14 @@ def requantize_chain(op: qnn.ProductOp, rows: int, channel: int) -> Requantize |
         if user.attrs.axis % rank != channel:
             return None
         add += np.asarray(bias, np.int64)
+        ops.append(user)
+        user = single_user(user.results[0])
+    elif isinstance(user, relay.AddOp):
+        found = _vector_bias(user, out, rows, rank, channel, weights)
+        if found is False:
+            return None
+        if found[0] is not None:
+            add += np.asarray(found[0], np.int64)
         ops.append(user)
         user = single_user(user.results[0])
     if not isinstance(user, qnn.RequantizeOp) or user.attrs.rounding != "half_to_even":
@@ -286,7 +316,9 @@ def rewrite_product(
     flip = x_dtype.kind == "i"
     correction = None  # -zu * sum_k w_s per output channel (zu: zx read as u8)
     chain = (
-        requantize_chain(op, rows, 1 if conv else len(out_shape) - 1) if zx is not None else None
+        requantize_chain(op, rows, 1 if conv else len(out_shape) - 1, weights)
+        if zx is not None
+        else None
     )
     if zx is not None:
         zu = int(zx) + (128 if flip else 0)

@@ -313,6 +313,34 @@ def test_requantization_in_the_epilogue(
         assert got.min() >= 7 if kind == "conv" else got.max() <= 200
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_a_parameter_bias_added_before_the_requantization(layout, side):
+    """onnxruntime's quantized Gemm adds its i32 bias as a parameter with relay.add (either
+    operand order): the kernel's epilogue takes it with the requantization."""
+    o, c = 70, 300
+    text = requantized_text("dense", c, o, "ui8", 128, "ui8", "", 0)
+    old = "  %bias = relay.constant"
+    head, rest = text.split(old)
+    rest = rest.split("\n", 1)[1]
+    text = head + rest
+    text = text.replace(
+        '%w: tensor<70x300xi8> {xrelay.name = "w", xrelay.param})',
+        '%w: tensor<70x300xi8> {xrelay.name = "w", xrelay.param}, %bias: tensor<70xi32> {xrelay.name = "bias", xrelay.param})',
+    )
+    operands = "%y, %bias" if side == "right" else "%bias, %y"
+    text = text.replace(
+        "%b = relay.nn.bias_add %y, %bias {axis = 1 : i64} : (tensor<9x70xi32>, tensor<70xi32>)",
+        f"%b = relay.add {operands} : ({'tensor<9x70xi32>, tensor<70xi32>' if side == 'right' else 'tensor<70xi32>, tensor<9x70xi32>'})",
+    )
+    w = rng.integers(-128, 128, (o, c)).astype(np.int8)
+    bias = rng.integers(-5000, 5000, o).astype(np.int32)
+    ir = stage_ir(text, {"w": w, "bias": bias})
+    assert "qnn.requantize" not in ir and "relay.add" not in ir and "requantize = true" in ir
+    x = rng.integers(0, 256, (9, c)).astype(np.uint8)
+    got = run(text, {"w": w, "bias": bias}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, reference(text, {"w": w, "bias": bias}, {"x": x}))
+
+
 def test_requantizations_the_kernel_does_not_take():
     """TFLite rounding, an i32 output (TorchScript's requantize before its clip and cast)
     and a product with a second user stay for qnn-legalize."""
