@@ -70,7 +70,7 @@ def ir_of(lib) -> str:
 
 
 CASES = [  # shape, data type, output type, per-channel scale
-    ((1, 5, 7, 9), "ui8", "ui8", True),
+    ((1, 5, 11, 13), "ui8", "ui8", True),
     ((2, 3, 11, 13), "i8", "ui8", False),
     ((1, 4, 33, 35), "ui8", "i8", True),
     ((1, 70, 20, 20), "i8", "i8", True),
@@ -104,20 +104,21 @@ def test_lookups_give_the_chains_bytes(monkeypatch, case, threads):
 
 def test_what_stays():
     """A chain with a NaN (a negative variance), one ending in f32 (dequantize ->
-    batch_norm, read by an add) and a dequantize -> quantize chain of the identity's
-    parameters stay as they are; the table is [C, 256] of the output's type."""
-    text = chain_text((1, 4, 6, 6), "ui8", "ui8")
+    batch_norm, read by an add) and one on planes under MIN_PLANE bytes stay as they are;
+    the table is [C, 256] of the output's type."""
+    text = chain_text((1, 4, 12, 12), "ui8", "ui8")
     assert "tensor<4x256xui8>" in stage(text, params(4))
     assert "xr_lut" not in stage(text, params(4, negative_var=True))
+    assert "xr_lut" not in stage(chain_text((1, 4, 7, 7), "ui8", "ui8"), params(4))
     f32_end = text.replace(
         "%q = qnn.quantize %bn",
-        "%a0 = relay.add %bn, %bn : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>\n  %q = qnn.quantize %a0",
+        "%a0 = relay.add %bn, %bn : (tensor<1x4x12x12xf32>, tensor<1x4x12x12xf32>) -> tensor<1x4x12x12xf32>\n  %q = qnn.quantize %a0",
     )
     assert "xr_lut" not in stage(f32_end, params(4))
 
 
 def test_targets_without_vbmi_keep_the_chains():
-    text = chain_text((1, 4, 6, 6), "ui8", "ui8")
+    text = chain_text((1, 4, 12, 12), "ui8", "ui8")
     lib = xrelay.build(xrelay.parse_module(text), params(4), cache=False, target_cpu="x86-64-v4")
     assert "xr_lut8" not in ir_of(lib)
 

@@ -2,20 +2,21 @@
 
 // dequantize -> batch_norm -> quantize from u8 to u8 becomes a call of the runtime's table
 // lookup with a new parameter, the table [C, 256] of the result's type (computed under
-// build; xrelay-opt only changes the IR); the dequantize after it stays.
+// build; xrelay-opt only changes the IR); the dequantize after it stays. (Per-channel
+// tables need planes of at least 128 bytes.)
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME:    %[[T:[0-9]+]]: tensor<4x256xui8> {xrelay.name = "table.1", xrelay.param}
 // CHECK-NOT:     relay.nn.batch_norm
-// CHECK:         %[[Q:.+]] = func.call @xr_lut_1(%x, %[[T]]) : (tensor<1x4x6x6xui8>, tensor<4x256xui8>) -> tensor<1x4x6x6xui8>
+// CHECK:         %[[Q:.+]] = func.call @xr_lut_1(%x, %[[T]]) : (tensor<1x4x12x12xui8>, tensor<4x256xui8>) -> tensor<1x4x12x12xui8>
 // CHECK:         qnn.dequantize %[[Q]]
-func.func @chain(%x: tensor<1x4x6x6xui8> {xrelay.name = "x"}, %gamma: tensor<4xf32> {xrelay.name = "gamma", xrelay.param}, %beta: tensor<4xf32> {xrelay.name = "beta", xrelay.param}, %mean: tensor<4xf32> {xrelay.name = "mean", xrelay.param}, %var: tensor<4xf32> {xrelay.name = "var", xrelay.param}) -> tensor<1x4x6x6xf32> {
+func.func @chain(%x: tensor<1x4x12x12xui8> {xrelay.name = "x"}, %gamma: tensor<4xf32> {xrelay.name = "gamma", xrelay.param}, %beta: tensor<4xf32> {xrelay.name = "beta", xrelay.param}, %mean: tensor<4xf32> {xrelay.name = "mean", xrelay.param}, %var: tensor<4xf32> {xrelay.name = "var", xrelay.param}) -> tensor<1x4x12x12xf32> {
   %s = relay.constant dense<0.05> : tensor<f32>
   %z = relay.constant dense<128> : tensor<i32>
-  %dq = qnn.dequantize %x, %s, %z : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x6x6xf32>
-  %bn = relay.nn.batch_norm %dq, %gamma, %beta, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<1x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
-  %q = qnn.quantize %bn, %s, %z {out_dtype = ui8} : (tensor<1x4x6x6xf32>, tensor<f32>, tensor<i32>) -> tensor<1x4x6x6xui8>
-  %r = qnn.dequantize %q, %s, %z : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x6x6xf32>
-  func.return %r : tensor<1x4x6x6xf32>
+  %dq = qnn.dequantize %x, %s, %z : (tensor<1x4x12x12xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x12x12xf32>
+  %bn = relay.nn.batch_norm %dq, %gamma, %beta, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<1x4x12x12xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x12x12xf32>
+  %q = qnn.quantize %bn, %s, %z {out_dtype = ui8} : (tensor<1x4x12x12xf32>, tensor<f32>, tensor<i32>) -> tensor<1x4x12x12xui8>
+  %r = qnn.dequantize %q, %s, %z : (tensor<1x4x12x12xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x12x12xf32>
+  func.return %r : tensor<1x4x12x12xf32>
 }
 
 // Per-tensor parameters and s8 data: one row, entries read at the value xor 0x80.
@@ -39,18 +40,18 @@ func.func @per_tensor(%x: tensor<3x10xi8> {xrelay.name = "x"}) -> tensor<3x10xi8
 // CHECK:         relay.nn.batch_norm
 // CHECK:         qnn.requantize
 // CHECK:         func.return
-func.func @stays(%x: tensor<1x4x6x6xui8> {xrelay.name = "x"}, %gamma: tensor<4xf32> {xrelay.name = "gamma", xrelay.param}, %beta: tensor<4xf32> {xrelay.name = "beta", xrelay.param}, %mean: tensor<4xf32> {xrelay.name = "mean", xrelay.param}, %var: tensor<4xf32> {xrelay.name = "var", xrelay.param}) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xui8>) {
+func.func @stays(%x: tensor<1x4x12x12xui8> {xrelay.name = "x"}, %gamma: tensor<4xf32> {xrelay.name = "gamma", xrelay.param}, %beta: tensor<4xf32> {xrelay.name = "beta", xrelay.param}, %mean: tensor<4xf32> {xrelay.name = "mean", xrelay.param}, %var: tensor<4xf32> {xrelay.name = "var", xrelay.param}) -> (tensor<1x4x12x12xf32>, tensor<1x4x12x12xui8>) {
   %s = relay.constant dense<0.05> : tensor<f32>
   %z = relay.constant dense<128> : tensor<i32>
-  %dq = qnn.dequantize %x, %s, %z : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x6x6xf32>
-  %bn = relay.nn.batch_norm %dq, %gamma, %beta, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<1x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
-  %y = relay.add %x, %x : (tensor<1x4x6x6xui8>, tensor<1x4x6x6xui8>) -> tensor<1x4x6x6xui8>
-  %rq = qnn.requantize %y, %s, %z, %s, %z {out_dtype = ui8} : (tensor<1x4x6x6xui8>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x6x6xui8>
-  %r = relay.nn.relu %rq : (tensor<1x4x6x6xui8>) -> tensor<1x4x6x6xui8>
-  func.return %bn, %r : tensor<1x4x6x6xf32>, tensor<1x4x6x6xui8>
+  %dq = qnn.dequantize %x, %s, %z : (tensor<1x4x12x12xui8>, tensor<f32>, tensor<i32>) -> tensor<1x4x12x12xf32>
+  %bn = relay.nn.batch_norm %dq, %gamma, %beta, %mean, %var {epsilon = 1.0e-05 : f64} : (tensor<1x4x12x12xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x12x12xf32>
+  %y = relay.add %x, %x : (tensor<1x4x12x12xui8>, tensor<1x4x12x12xui8>) -> tensor<1x4x12x12xui8>
+  %rq = qnn.requantize %y, %s, %z, %s, %z {out_dtype = ui8} : (tensor<1x4x12x12xui8>, tensor<f32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x12x12xui8>
+  %r = relay.nn.relu %rq : (tensor<1x4x12x12xui8>) -> tensor<1x4x12x12xui8>
+  func.return %bn, %r : tensor<1x4x12x12xf32>, tensor<1x4x12x12xui8>
 }
 // The declarations say how to walk the data: planes of one channel, the flip for s8.
 // CHECK:         func.func private @xr_lut_1(
-// CHECK-SAME:      #kernel.lut<channels = 4, plane = 36>
+// CHECK-SAME:      #kernel.lut<channels = 4, plane = 144>
 // CHECK:         func.func private @xr_lut_2(
 // CHECK-SAME:      #kernel.lut<plane = 30, per_channel = false, flip = 128>
