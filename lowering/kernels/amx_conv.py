@@ -4,19 +4,21 @@ serial part of `xr_igemm_b` when its geometry's 13th value (`direct`) is set
 with enough channels).
 
 The trick is to compute the output on the padded input's grid: output pixel (oy, ox) is
-virtual column p = oy * W + ox (W the padded width; columns with ox >= OW are computed
-and dropped; the band is padded as it is made, with the zero point), and tap (i, j) of every column reads input word p + i * W + j: one offset
-for the whole tap. With the input's channels interleaved in groups of 4 (a 32-bit word
-holds channels 4g..4g+3 of one pixel: the `band`, [C / 4][rows][W] words made once per
-call for the output rows the call covers), the 16 columns of a B tile for tap (i, j) and
+virtual column p = oy * Wq + ox (Wq = OW + KW - 1, the padded width the window reads;
+columns with ox >= OW are computed and dropped), and tap (i, j) of every column reads
+input word p + i * Wq + j: one offset for the whole tap. With the input's channels
+interleaved in groups of 4 (a 32-bit word holds channels 4g..4g+3 of one pixel: the
+`band`, [C / 4][rows][Wq] words made once per call for the output rows the call covers,
+padded with the zero point as it is made), the 16 columns of a B tile for tap (i, j) and
 channel groups g..g+15 are 16 consecutive words of each group's plane: a tile load with
 the planes' stride, straight from the band. Nothing is packed per K block, and the whole
 K (taps x channels, in steps of 64 channels) accumulates in the tile registers before one
-epilogue (igemm's xr_iedge, run by run of valid columns).
+epilogue (igemm's xr_iedge, run by run of valid columns). Row panels are the outer loop,
+so a panel's weights stay in L1 while the band streams.
 
 Stride 2 splits the input into its 4 phases (even / odd rows and columns): tap (i, j)
 reads phase (i % 2, j % 2) at row oy + i / 2, column ox + j / 2, again one offset per tap
-on a grid of the phases' width (the band holds the phases one after another).
+on a grid of width OW + (KW - 1) / 2 (the band holds the phases one after another).
 
 A (the weight) is packed at build time (prepack.pack_direct_rows): K ordered (i, j, c)
 with c padded to a multiple of 64 (zero weights), rows padded to 32, tile-major: per
