@@ -107,22 +107,16 @@ def _per_channel(value: SSAValue, rows: int, rank: int, axis: int, channel: int)
     return np.broadcast_to(array, (rows,))
 
 
-def _vector_bias(add: relay.AddOp, out: SSAValue, rows: int, rank: int, channel: int, weights):
+def _vector_bias(add: relay.AddOp, out: SSAValue, rows: int, rank: int, channel: int):
     """The i32 vector [rows] a relay.add adds to `out` along its last axis (the channel),
-    as (its array or None under a plain Context), or False if it is not one: a constant
-    or a parameter (onnxruntime's quantized Gemm adds its bias so)."""
-    if channel != rank - 1 or weights is None:
-        return False
+    or None (onnxruntime's quantized Gemm adds its bias so)."""
     lhs, rhs = add.operands
     bias = rhs if lhs is out else lhs if rhs is out else None
-    if bias is None or bias is out or bias.type.element_type != i32:
-        return False
-    if list(shape_of(bias)) != [rows] or add.results[0].type != out.type:
-        return False
-    found = weights.source(bias)
-    if found is None or found[1]:  # computed, or a transposed parameter
-        return False
-    return (found[2],)
+    if bias is None or bias is out or channel != rank - 1:
+        return None
+    if bias.type.element_type != i32 or list(shape_of(bias)) != [rows]:
+        return None
+    return bias if add.results[0].type == out.type else None
 
 
 def requantize_chain(
@@ -144,12 +138,13 @@ def requantize_chain(
         add += np.asarray(bias, np.int64)
         ops.append(user)
         user = single_user(user.results[0])
-    elif isinstance(user, relay.AddOp):
-        found = _vector_bias(user, out, rows, rank, channel, weights)
-        if found is False:
+    elif isinstance(user, relay.AddOp) and weights is not None:
+        bias = _vector_bias(user, out, rows, rank, channel)
+        found = weights.source(bias) if bias is not None else None
+        if found is None or found[1]:  # computed, or a transposed parameter
             return None
-        if found[0] is not None:
-            add += np.asarray(found[0], np.int64)
+        if found[2] is not None:  # (None under a plain Context: the IR is the same)
+            add += np.asarray(found[2], np.int64)
         ops.append(user)
         user = single_user(user.results[0])
     if not isinstance(user, qnn.RequantizeOp) or user.attrs.rounding != "half_to_even":

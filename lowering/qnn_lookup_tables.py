@@ -51,6 +51,7 @@ from xrelay.dialects.kernel import LutAttr, LutSpec
 from xrelay.dialects.qnn.base import dtype_range
 from xrelay.lowering.context import BuildContext, add_parameter
 from xrelay.lowering.relay_to_linalg.builder import is_unsigned
+from xrelay.lowering.relay_to_linalg.elementwise import clip_bounds
 from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user
 from xrelay.signature import param_name
 
@@ -160,63 +161,44 @@ def _vector_axis(op: Operation, rank: int) -> int | None:
     return axis if any(len(v.type.get_shape()) == 1 for v in params) else None
 
 
-@dataclass
-class Step:
-    """One op of a chain and how to apply it to the [rows, 256] values."""
-
-    op: Operation
-    apply: Callable[[np.ndarray, list[np.ndarray]], np.ndarray]
+Apply = Callable[[np.ndarray, list[np.ndarray]], np.ndarray]
 
 
-def _step(op: Operation, axis_of: Callable[[np.ndarray], np.ndarray]) -> Step | None:
-    """The numpy form of `op` on the chain's values ([rows, 256]: parameters along the
-    chain's axis become [rows, 1] columns through `axis_of`), or None if op is not one a
-    table can take."""
+def _step(op: Operation) -> Apply:
+    """`op` in numpy on the chain's values [rows, 256], given its parameters (vectors along
+    the chain's axis as [rows, 1] columns): the operations and roundings of its lowering."""
     if isinstance(op, qnn.DequantizeOp):
-        return Step(op, lambda x, p: _dequantize(x, axis_of(p[0]), axis_of(p[1])))
+        return lambda x, p: _dequantize(x, p[0], p[1])
     if isinstance(op, qnn.QuantizeOp):
         dtype = op.attrs.out_dtype
-
-        def quantize(x, p):
-            return _saturate(x / axis_of(p[0]).astype(np.float32), axis_of(p[1]), dtype)
-
-        return Step(op, quantize)
-    if isinstance(op, qnn.RequantizeOp):
-        if op.attrs.rounding != "half_to_even":
-            return None
+        return lambda x, p: _saturate(x / p[0].astype(np.float32), p[1], dtype)
+    if isinstance(op, qnn.RequantizeOp):  # (half to even: chain_from)
         dtype = op.attrs.out_dtype
 
         def requantize(x, p):
-            in_scale, in_zp, out_scale, out_zp = (axis_of(v) for v in p)
+            in_scale, in_zp, out_scale, out_zp = p
             multiplier = in_scale.astype(np.float32) / out_scale.astype(np.float32)
-            real = _dequantize(x, multiplier, in_zp)
-            return _saturate(real, out_zp, dtype)
+            return _saturate(_dequantize(x, multiplier, in_zp), out_zp, dtype)
 
-        return Step(op, requantize)
+        return requantize
     if isinstance(op, relay.BatchNormOp):
         eps = np.float32(op.attrs.epsilon)
 
         def batch_norm(x, p):
-            gamma, beta, mean, var = (axis_of(v).astype(np.float32) for v in p)
+            gamma, beta, mean, var = (v.astype(np.float32) for v in p)
             inv = np.float32(1) / np.sqrt(var + eps)
             return (x - mean) * inv * gamma + beta
 
-        return Step(op, batch_norm)
+        return batch_norm
     if isinstance(op, relay.ReluOp):
-        return Step(op, lambda x, p: _maximum(x, x.dtype.type(0)))
-    if isinstance(op, relay.ClipOp):
-        lo, hi = op.attrs.a_min, op.attrs.a_max
+        return lambda x, p: _maximum(x, x.dtype.type(0))
+    assert isinstance(op, relay.ClipOp)
 
-        def clip(x, p):
-            if x.dtype.kind == "f":
-                return _minimum(_maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
-            info = np.iinfo(x.dtype)
-            low = int(max(lo, info.min)) if lo > -np.inf else int(info.min)
-            high = int(min(hi, info.max)) if hi < np.inf else int(info.max)
-            return _minimum(_maximum(x, x.dtype.type(low)), x.dtype.type(high))
+    def clip(x, p):
+        lo, hi = clip_bounds(op, _elem(op.results[0]))
+        return _minimum(_maximum(x, x.dtype.type(lo)), x.dtype.type(hi))
 
-        return Step(op, clip)
-    return None
+    return clip
 
 
 def _identity_requantize(op: Operation) -> bool:
@@ -250,6 +232,8 @@ def chain_from(value: SSAValue, known: Known) -> tuple[list[Operation], int | No
         op = single_user(current)
         if not isinstance(op, CHAIN_OPS) or op.operands[0] is not current:
             break
+        if isinstance(op, qnn.RequantizeOp) and op.attrs.rounding != "half_to_even":
+            break
         if not all(known.known(v) for v in op.operands[1:]):
             break
         if any(len(v.type.get_shape()) > 1 for v in op.operands[1:]):
@@ -274,18 +258,19 @@ def table(value: SSAValue, ops: list[Operation], axis: int | None, rows: int, kn
     info = np.iinfo(dtype)
     x = np.broadcast_to(np.arange(info.min, info.max + 1).astype(dtype), (rows, 256))
 
-    def axis_of(p: np.ndarray) -> np.ndarray:
-        p = np.asarray(p)
-        return p.reshape(-1, 1) if p.ndim == 1 else p
-
     with np.errstate(all="ignore"):
         for op in ops:
             params = [known.array(v) for v in op.operands[1:]]
             if any(p is None for p in params):
                 return None
-            step = _step(op, axis_of)
-            assert step is not None
-            x = step.apply(x, params)
+            # a vector along the chain's axis becomes a column of the [rows, 256] values
+            x = _step(op)(
+                x,
+                [
+                    np.asarray(p).reshape(-1, 1) if np.ndim(p) == 1 else np.asarray(p)
+                    for p in params
+                ],
+            )
             if x.dtype.kind == "f" and np.isnan(x).any():
                 return None
     return np.ascontiguousarray(x)
@@ -299,8 +284,6 @@ def rewrite_chain(
     if found is None:
         return False
     ops, axis = found
-    if not all(_step(op, lambda p: p) is not None for op in ops):
-        return False
     shape = value.type.get_shape()
     rows = 1 if axis is None else shape[axis]
     if axis is not None and int(np.prod(shape[axis + 1 :])) < MIN_PLANE:

@@ -31,14 +31,13 @@ from __future__ import annotations
 
 from xrelay.lowering.kernels.gemm import NC
 from xrelay.lowering.kernels.iconv_pack import b_block
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.prepack import IKC
 
 TILE = 16  # rows of a tile (and groups per step: 64 bytes a row)
 ROWS = 32  # the micro-tile's rows and columns: 2 x 2 tiles
 MC = 128  # rows of A packed at once (a multiple of ROWS)
 ARCH_PRCTL, REQ_XCOMP_PERM, XTILEDATA = 158, 0x1023, 18
-IOTA64 = "<" + ", ".join(f"i32 {i}" for i in range(64)) + ">"
 
 _COLSB = "".join("\\40\\00" if t < 8 else "\\00\\00" for t in range(16))
 _ROWS = "".join("\\10" if t < 8 else "\\00" for t in range(16))
@@ -132,8 +131,7 @@ def pack_rows(w: Writer) -> None:
     with w.function("void", "@xr_tpack_a", params):
         flip = w.op("trunc i64 %flip to i8")
         v = "<64 x i8>"
-        fv = w.op(f"insertelement {v} poison, i8 {flip}, i64 0")
-        fv = w.op(f"shufflevector {v} {fv}, {v} poison, <64 x i32> zeroinitializer")
+        fv = splat(w, flip, 64, "i8")
         bytes_ = w.mul("%kcg", "4")
         unit_k = w.op("icmp eq i64 %cs, 1")
         inside_k = w.op(f"icmp sle i64 {w.add('%k0', bytes_)}, %K")
@@ -158,13 +156,7 @@ def pack_rows(w: Writer) -> None:
             w.block(masked)  # the lanes before K (none in a padding row)
             with w.loop("o", "0", bytes_, "64") as o:
                 left = w.sub("%K", w.add("%k0", o))
-                left = w.op(f"select i1 {inside}, i64 {left}, i64 0")
-                left = w.op(f"trunc i64 {w.min(left, '64')} to i32")
-                lanes = w.op(f"insertelement <64 x i32> poison, i32 {left}, i64 0")
-                lanes = w.op(
-                    f"shufflevector <64 x i32> {lanes}, <64 x i32> poison, <64 x i32> zeroinitializer"
-                )
-                mask = w.op(f"icmp slt <64 x i32> {IOTA64}, {lanes}")
+                mask = first_lanes(w, w.op(f"select i1 {inside}, i64 {left}, i64 0"), 64)
                 x = w.op(
                     f"call {v} @llvm.masked.load.v64i8.p0(ptr {w.gep(row, o, 'i8')}, i32 1, <64 x i1> {mask}, {v} zeroinitializer)"
                 )

@@ -30,11 +30,10 @@ from __future__ import annotations
 
 from xrelay.lowering.kernels.amx import ROWS, TILE
 from xrelay.lowering.kernels.conv_pack import load_geometry
-from xrelay.lowering.kernels.irtext import Writer, concat
+from xrelay.lowering.kernels.irtext import Writer, concat, iota, splat
 
 STEP_BYTES = ROWS * 64  # one step of a 32-row panel: 32 rows x 64 bytes
 SLACK = ROWS  # words after each plane: the last block's dropped columns read there
-IOTA32 = "<" + ", ".join(f"i32 {i}" for i in range(32)) + ">"
 FIRST16 = "<16 x i32> <" + ", ".join(f"i32 {i}" for i in range(16)) + ">"
 EVENS16 = "<16 x i32> <" + ", ".join(f"i32 {2 * i}" for i in range(16)) + ">"
 INTERLEAVE = "<" + ", ".join(f"i32 {(k % 4) * 16 + k // 4}" for k in range(64)) + ">"
@@ -58,15 +57,9 @@ def band(w: Writer) -> None:
               ("i64", "%plane"), ("i64", "%flip"), ("i64", "%fill")]  # fmt: skip
     v, v2 = "<16 x i8>", "<32 x i8>"
 
-    def splat(value: str, n: int, elem: str) -> str:
-        one = w.op(f"insertelement <{n} x {elem}> poison, {elem} {value}, i64 0")
-        return w.op(
-            f"shufflevector <{n} x {elem}> {one}, <{n} x {elem}> poison, <{n} x i32> zeroinitializer"
-        )
-
     with w.function("void", "@xr_tband", params):
-        fv = splat(w.op("trunc i64 %flip to i8"), 16, "i8")
-        pad = splat(w.op("trunc i64 %fill to i8"), 16, "i8")
+        fv = splat(w, w.op("trunc i64 %flip to i8"), 16, "i8")
+        pad = splat(w, w.op("trunc i64 %fill to i8"), 16, "i8")
         two = w.op("icmp eq i64 %S, 2")
         phase_rows = w.mul("%rows", "%Wq")
         with (
@@ -89,11 +82,11 @@ def band(w: Writer) -> None:
                 lo = w.op(f"call i64 @llvm.smax.i64(i64 {w.sub('0', ix)}, i64 0)")
                 hi = w.op(f"call i64 @llvm.smax.i64(i64 {w.min(w.sub('%W', ix), '64')}, i64 0)")
                 hi = w.op(f"select i1 {inside}, i64 {hi}, i64 0")
-                lo32 = splat(w.op(f"trunc i64 {w.min(lo, '64')} to i32"), 32, "i32")
-                hi32 = splat(w.op(f"trunc i64 {hi} to i32"), 32, "i32")
+                lo32 = splat(w, w.op(f"trunc i64 {w.min(lo, '64')} to i32"), 32, "i32")
+                hi32 = splat(w, w.op(f"trunc i64 {hi} to i32"), 32, "i32")
                 mask2 = w.op(
-                    f"and <32 x i1> {w.op(f'icmp sge <32 x i32> {IOTA32}, {lo32}')}, "
-                    f"{w.op(f'icmp slt <32 x i32> {IOTA32}, {hi32}')}"
+                    f"and <32 x i1> {w.op(f'icmp sge <32 x i32> {iota(32)}, {lo32}')}, "
+                    f"{w.op(f'icmp slt <32 x i32> {iota(32)}, {hi32}')}"
                 )
                 mask = w.op(f"shufflevector <32 x i1> {mask2}, <32 x i1> poison, {FIRST16}")
                 valid = w.op(f"shufflevector <32 x i1> {mask2}, <32 x i1> poison, {EVENS16}")

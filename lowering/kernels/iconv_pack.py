@@ -23,7 +23,7 @@ the f32 packer does: 32 bytes per load made its bookkeeping cost more than it sa
 from __future__ import annotations
 
 from xrelay.lowering.kernels.conv_pack import load_geometry, window_row
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, first_lanes
 
 PARAMS = [
     ("ptr", "%x"), ("ptr", "%geo"), ("i64", "%j0"), ("i64", "%k0"), ("i64", "%cols"),
@@ -44,19 +44,7 @@ def im2col(w: Writer) -> None:
     """Emit @xr_iim2col."""
     n, n2 = CHUNK, 2 * CHUNK
     b, b2 = f"<{n} x i8>", f"<{n2} x i8>"
-    iota = "<" + ", ".join(f"i32 {i}" for i in range(n)) + ">"
-    iota2 = "<" + ", ".join(f"i32 {i}" for i in range(n2)) + ">"
     evens = f"<{n} x i32> <" + ", ".join(f"i32 {2 * i}" for i in range(n)) + ">"
-
-    def first_lanes(count: str, lanes: int, vec: str) -> str:
-        """The mask of lanes < count."""
-        one = w.op(
-            f"insertelement <{lanes} x i32> poison, i32 {w.op(f'trunc i64 {count} to i32')}, i64 0"
-        )
-        splat = w.op(
-            f"shufflevector <{lanes} x i32> {one}, <{lanes} x i32> poison, <{lanes} x i32> zeroinitializer"
-        )
-        return w.op(f"icmp slt <{lanes} x i32> {vec}, {splat}")
 
     with w.function("void", "@xr_iim2col", PARAMS):
         g = load_geometry(w)
@@ -85,7 +73,7 @@ def im2col(w: Writer) -> None:
                 copy, other, joined = w.if_else(unit, "unit")
                 w.block(copy)
                 with w.loop("q", "0", count, str(n)) as q:
-                    mask = first_lanes(w.sub(count, q), n, iota)
+                    mask = first_lanes(w, w.sub(count, q), n)
                     v = w.op(
                         f"call {b} @llvm.masked.load.v{n}i8.p0(ptr {w.gep(src, q, 'i8')}, i32 1, <{n} x i1> {mask}, {b} zeroinitializer)"
                     )
@@ -98,8 +86,8 @@ def im2col(w: Writer) -> None:
                 w.block(pair)  # ox's byte is byte 2 * (ox - a) of the run
                 with w.loop("q", "0", count, str(n)) as q:
                     left = w.sub(count, q)
-                    mask = first_lanes(left, n, iota)
-                    mask2 = first_lanes(w.sub(w.add(left, left), "1"), n2, iota2)
+                    mask = first_lanes(w, left, n)
+                    mask2 = first_lanes(w, w.sub(w.add(left, left), "1"), n2)
                     run = w.gep(src, w.add(q, q), "i8")
                     v2 = w.op(
                         f"call {b2} @llvm.masked.load.v{n2}i8.p0(ptr {run}, i32 1, <{n2} x i1> {mask2}, {b2} zeroinitializer)"

@@ -149,3 +149,22 @@ def concat(w: Writer, parts: list[str], n: int, elem: str) -> str:
         ]
         n *= 2
     return parts[0]
+
+
+def iota(n: int) -> str:
+    """The constant <n x i32> 0, 1, ..., n - 1 (without its type)."""
+    return "<" + ", ".join(f"i32 {i}" for i in range(n)) + ">"
+
+
+def splat(w: Writer, value: str, n: int, elem: str) -> str:
+    """<n x elem> with every lane `value`."""
+    one = w.op(f"insertelement <{n} x {elem}> poison, {elem} {value}, i64 0")
+    return w.op(
+        f"shufflevector <{n} x {elem}> {one}, <{n} x {elem}> poison, <{n} x i32> zeroinitializer"
+    )
+
+
+def first_lanes(w: Writer, count: str, n: int) -> str:
+    """The <n x i1> mask of lanes below `count` (an i64: none when negative, all from n)."""
+    bound = w.op(f"trunc i64 {w.min(count, str(n))} to i32")
+    return w.op(f"icmp slt <{n} x i32> {iota(n)}, {splat(w, bound, n, 'i32')}")

@@ -15,12 +15,11 @@ PARALLEL_MIN bytes the planes are split over the thread pool.
 from __future__ import annotations
 
 from xrelay.dialects.kernel import LutSpec
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.parallel import launch, team, unpack
 
 V = "<64 x i8>"
 PARALLEL_MIN = 1 << 16  # bytes from which the planes are split over threads
-IOTA64 = "<" + ", ".join(f"i32 {i}" for i in range(64)) + ">"
 
 HEADER = f"""
 declare {V} @llvm.x86.avx512.vpermi2var.qi.512({V}, {V}, {V})
@@ -36,8 +35,7 @@ PARAMS = [("ptr", "%x"), ("ptr", "%table"), ("ptr", "%y"), ("i64", "%planes"),
 def part(w: Writer) -> None:
     """Emit @xr_lut8_part: xr_lut8 on planes [%p0, %p1)."""
     with w.function("void", "@xr_lut8_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
-        one = w.op(f"insertelement {V} poison, i8 {w.op('trunc i64 %flip to i8')}, i64 0")
-        flip = w.op(f"shufflevector {V} {one}, {V} poison, <64 x i32> zeroinitializer")
+        flip = splat(w, w.op("trunc i64 %flip to i8"), 64, "i8")
         per = w.op("icmp ne i64 %per_channel, 0")
         with w.loop("p", "%p0", "%p1") as p:
             channel = w.op(f"srem i64 {p}, %channels")
@@ -50,12 +48,7 @@ def part(w: Writer) -> None:
             src = w.gep("%x", w.mul(p, "%plane"), "i8")
             dst = w.gep("%y", w.mul(p, "%plane"), "i8")
             with w.loop("i", "0", "%plane", "64") as i:
-                left = w.op(f"trunc i64 {w.min(w.sub('%plane', i), '64')} to i32")
-                lanes = w.op(f"insertelement <64 x i32> poison, i32 {left}, i64 0")
-                lanes = w.op(
-                    f"shufflevector <64 x i32> {lanes}, <64 x i32> poison, <64 x i32> zeroinitializer"
-                )
-                mask = w.op(f"icmp slt <64 x i32> {IOTA64}, {lanes}")
+                mask = first_lanes(w, w.sub("%plane", i), 64)
                 x = w.op(
                     f"call {V} @llvm.masked.load.v64i8.p0(ptr {w.gep(src, i, 'i8')}, i32 1, <64 x i1> {mask}, {V} zeroinitializer)"
                 )

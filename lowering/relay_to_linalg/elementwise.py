@@ -225,13 +225,20 @@ def lower_prelu(e: Emitter, op: relay.PReluOp) -> SSAValue:
     return e.map([op.data, op.alpha], shape, elem, body, in_maps=maps)
 
 
-def lower_clip(e: Emitter, op: relay.ClipOp) -> SSAValue:
-    shape, elem = _result(op)
+def clip_bounds(op: relay.ClipOp, elem) -> tuple[float | int, float | int]:
+    """The clip's bounds as the lowering compares with them: as given for floats, within
+    the type's range (truncated) for integers (qnn-lookup-tables mirrors them)."""
     lo, hi = op.attrs.a_min, op.attrs.a_max
     if not is_float(elem):
         info = np.iinfo(numpy_dtype(elem))
         lo = int(max(lo, info.min)) if lo > -np.inf else int(info.min)
         hi = int(min(hi, info.max)) if hi < np.inf else int(info.max)
+    return lo, hi
+
+
+def lower_clip(e: Emitter, op: relay.ClipOp) -> SSAValue:
+    shape, elem = _result(op)
+    lo, hi = clip_bounds(op, elem)
 
     zero_floor = is_float(elem) and lo == 0 and _only_cast_to_int(op)
 
