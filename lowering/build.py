@@ -177,7 +177,7 @@ def _compile(
         work,
         ctx=ctx,
         options={
-            "winograd-convs": {"enabled": kernels},
+            "winograd-convs": {"enabled": kernels, "vector_width": vector_width(target)},
             "select-kernels": {"enabled": kernels},
             "qnn-int-products": {
                 "enabled": kernels,

@@ -11,6 +11,7 @@ import pytest
 import xrelay
 from xrelay.dialects import relay, winograd
 from xrelay.lowering import winograd_convs
+from xrelay.lowering.context import BuildContext
 from xrelay.lowering.kernels.wrappers import batch_split
 
 from .jit_check import check_jit
@@ -99,7 +100,8 @@ def run_both(x_shape, k, pad, epilogue=(), tile=4, seed=0):
             want = np.maximum(want, 0)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(winograd_convs, "MIN_TILES", 1)
-        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {2: 10**9, 4: 10**9, tile: 1})
+        only = {2: 10**9, 4: 10**9, tile: 1}
+        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: only, 16: only})
         got = xrelay.build(mod, dict(params), cache=False).run(x, res)[0]
         specs = specs_after_selection(mod)
     plain = xrelay.build(mod, dict(params), cache=False, kernels=False).run(x, res)[0]
@@ -145,7 +147,7 @@ def test_the_epilogue_folds_into_the_output_transform(epilogue, cropped):
     work = mod.clone()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(winograd_convs, "MIN_TILES", 1)
-        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {2: 1, 4: 1})
+        mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: {2: 1, 4: 1}, 16: {2: 1, 4: 1}})
         xrelay.lowering.pipeline.lower(work, stop_after="winograd-convs")
     # what is left on whole outputs is the output transform (the vectors' ops remain)
     (last,) = [
@@ -172,7 +174,7 @@ def test_the_terms_split_over_threads(monkeypatch, threads):
         ((1, 128, 14, 14), (64, 128, 3, 3), {"padding": [1, 1, 1, 1]}, 2),  # 16 of 4, 49 of 2
         ((1, 64, 14, 14), (64, 64, 3, 3), {"padding": [1, 1, 1, 1]}, 2),
         ((1, 48, 14, 14), (64, 48, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # C < 64 for 2
-        ((1, 16, 56, 56), (64, 16, 3, 3), {}, 4),
+        ((1, 16, 56, 56), (64, 16, 3, 3), {}, 4),  # 16 channels at 8 floats...
         ((1, 8, 56, 56), (64, 8, 3, 3), {}, None),  # too few input channels
         ((1, 128, 7, 7), (128, 128, 3, 3), {"padding": [1, 1, 1, 1]}, None),  # too few tiles
         ((1, 64, 32, 32), (8, 64, 3, 3), {}, None),  # too few output channels
@@ -186,6 +188,39 @@ def test_which_convolutions_are_rewritten(x_shape, w_shape, kwargs, tile):
     mod = module([x_shape, w_shape], 1, lambda x, w: [relay.Conv2DOp(x, w, **kwargs)])
     (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
     assert winograd_convs.choose_tile(conv) == tile
+    assert winograd_convs.choose_tile(conv, 8) == tile
+
+
+@pytest.mark.parametrize(
+    "channels, tile8, tile16",
+    [(16, 4, None), (48, 4, None), (64, 4, 4), (256, 4, 4)],
+)
+def test_sixteen_float_products_need_more_channels(channels, tile8, tile16):
+    """16-float GEMMs run the direct product fast enough that few channels do not repay
+    the transforms (SqueezeNet's 16- to 48-channel expands: 4.38 -> 4.03 ms direct)."""
+    shapes = [(1, channels, 56, 56), (64, channels, 3, 3)]
+    mod = module(shapes, 1, lambda x, w: [relay.Conv2DOp(x, w)])
+    (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
+    assert winograd_convs.choose_tile(conv, 8) == tile8
+    assert winograd_convs.choose_tile(conv, 16) == tile16
+
+
+def test_the_pass_reads_its_vector_width():
+    mod = module([(1, 16, 56, 56), (64, 16, 3, 3)], 1, lambda x, w: [relay.Conv2DOp(x, w)])
+    for width, direct in ((8, False), (16, True)):
+        work = mod.clone()
+        ctx = BuildContext(params={"x1": np.zeros((64, 16, 3, 3), F)})
+        xrelay.lowering.pipeline.lower(
+            work, stop_after="winograd-convs", ctx=ctx,
+            options={"winograd-convs": {"vector_width": width}},
+        )  # fmt: skip
+        assert any(isinstance(op, relay.Conv2DOp) for op in work.walk()) == direct
+    with pytest.raises(ValueError, match="vector width 4"):
+        xrelay.lowering.pipeline.lower(
+            mod.clone(),
+            stop_after="winograd-convs",
+            options={"winograd-convs": {"vector_width": 4}},
+        )
 
 
 def test_a_weight_that_is_not_a_parameter_stays_direct():

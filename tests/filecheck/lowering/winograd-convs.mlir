@@ -1,4 +1,4 @@
-// RUN: xrelay-opt %s -p "winograd-convs,select-kernels,prepack-weights{vector-width=8}" --split-input-file | filecheck %s
+// RUN: xrelay-opt %s -p "winograd-convs{vector-width=8},select-kernels,prepack-weights{vector-width=8}" --split-input-file | filecheck %s
 
 // A 3x3 convolution with 64 input channels on 32x32 (64 tiles of 4x4): its weight becomes
 // a parameter of 36 transformed matrices, packed as A of one GEMM over the 36 terms whose
