@@ -15,6 +15,7 @@ from xrelay.dialects import relay
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
+from xrelay.lowering.kernels.wrappers import batch_split
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.select_kernels import KERNEL_ATTR
 from xrelay.signature import arg_attrs
@@ -292,6 +293,24 @@ def test_grouped_conv_writes_its_channel_shuffle(x, w, padding):
     work = mod.clone()
     lower(work, stop_after="select-kernels")
     assert "relay.transpose" not in str(work)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3", "4"])
+@pytest.mark.parametrize("groups", [2, 3, 4, 5])
+def test_grouped_conv_groups_split_over_threads(monkeypatch, threads, groups):
+    """A few groups: threads take whole groups when the team divides their count, else
+    every group's product is split; both give the reference's result."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+
+    def body(xv, wv):
+        return [relay.Conv2DOp(xv, wv, padding=(1, 1, 1, 1), groups=groups)]
+
+    # 32 x 144 x 144 multiply-adds per group: over the serial threshold, so each product
+    # splits when the groups do not
+    x, w = (1, 16 * groups, 12, 12), (32 * groups, 16, 3, 3)
+    mod = check([x, w], body, params_from=1)
+    (spec,) = specs_after_selection(mod)
+    assert batch_split(spec, True) and spec.batch[0][0] == groups
 
 
 def test_channel_shuffle_over_other_groups_or_after_a_residual_stays():
