@@ -112,6 +112,13 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
         return None
     ohw, kk = oh * ow, cg * kh * kw
     pointwise = (kh, kw) == (1, 1) and tuple(a.strides) == (1, 1) and not any(a.padding)
+    if pointwise and (h, w) == (1, 1) and g == 1 and isinstance(n, int):
+        # one pixel per image (a classifier after global pooling): the product of the
+        # images [n, C] and the weight's rows [O, C], a matrix-vector product in the
+        # dense layout (the weight's rows are contiguous dot products); in the convolution's
+        # layout C's single column would fill one lane of each 32-wide tile
+        spec = GemmSpec(n, o_all, c_all, c_all, 1, 1, c_all, o_all)
+        return Anchor(op, op.data, op.weight, spec, 1, o_all)
     window: tuple[tuple[int, ...], ...] = ()
     if not pointwise:  # B is the input's implicit im2col matrix [C/g*kh*kw, OH*OW]
         top, left = a.padding[0], a.padding[1]  # bottom and right follow from OH, OW

@@ -422,18 +422,30 @@ def gemv(w: Writer) -> None:
         then, other, join = w.if_else(dots, "dots")
         w.block(then)
         k8 = w.mul(w.op("sdiv i64 %K, 8"), "8")
+        k32 = w.mul(w.op("sdiv i64 %K, 32"), "32")
+        unit = w.op("icmp eq i64 %csa, 1")
         with w.loop("i", "0", "%M") as i, w.loop("j", "0", "%N") as j:
             arow = w.gep("%a", w.mul(i, "%rsa"))
             bcol = w.gep("%b", w.mul(j, "%csb"))
-            vacc = w.var(V8, "zeroinitializer", "d")
-            unit = w.op("icmp eq i64 %csa, 1")
-            with w.if_(unit), w.loop("k", "0", k8, "8") as k:
+
+            def fma(acc: tuple[str, str], k: str) -> None:
                 x = load8(w, w.gep(arow, k))
                 y = load8(w, w.gep(bcol, k))
                 w.set(
-                    vacc,
-                    w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(vacc)})"),
+                    acc, w.op(f"call {V8} @llvm.fma.v8f32({V8} {x}, {V8} {y}, {V8} {w.get(acc)})")
                 )
+
+            # four independent sums along K (one would wait on each FMA's latency), then
+            # the rest 8 at a time
+            parts = [w.var(V8, "zeroinitializer", "d") for _ in range(4)]
+            with w.if_(unit), w.loop("k", "0", k32, "32") as k:
+                for q, part in enumerate(parts):
+                    fma(part, w.add(k, str(8 * q)))
+            low = w.op(f"fadd {V8} {w.get(parts[0])}, {w.get(parts[1])}")
+            high = w.op(f"fadd {V8} {w.get(parts[2])}, {w.get(parts[3])}")
+            vacc = w.var(V8, w.op(f"fadd {V8} {low}, {high}"), "d")
+            with w.if_(unit), w.loop("k", k32, k8, "8") as k:
+                fma(vacc, k)
             s = w.var(
                 "float",
                 w.op(f"call float @llvm.vector.reduce.fadd.v8f32(float 0.0, {V8} {w.get(vacc)})"),

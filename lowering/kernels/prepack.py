@@ -47,8 +47,10 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
         if spec.groups == 1:
             return pack_panels(groups[0], spec.panel)
         return np.concatenate([pack_panels(g, spec.panel) for g in groups])
-    mat = source.reshape(-1, source.shape[-1])  # B's columns as rows: [N, K]
-    return pack_panels(mat.T if spec.transpose else mat, spec.panel)
+    # B's columns as rows: [N, K] (from [K, N] when `transpose`; a 1x1 convolution's
+    # weight [O, C, 1, 1] is [N, K] too)
+    mat = source.reshape(spec.k, -1).T if spec.transpose else source.reshape(-1, spec.k)
+    return pack_panels(mat, spec.panel)
 
 
 def word_groups(k: int, group: int, multiple: int = 1) -> int:

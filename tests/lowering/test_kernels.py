@@ -253,6 +253,27 @@ def test_kernels_can_be_disabled():
     assert specs_after_selection(mod) != []
 
 
+@pytest.mark.parametrize("n", [1, 2, 5])
+@pytest.mark.parametrize("k", [7, 40, 70])
+def test_a_pointwise_conv_of_one_pixel_is_a_matrix_vector_product(n, k):
+    """A 1x1 convolution over a 1x1 input (a classifier after global pooling) runs in the
+    dense layout: images as rows, the weight's rows as contiguous dot products (K not a
+    multiple of 32 or 8: the dot product's tails), with its bias, residual and relu."""
+
+    def body(x, w, b, r):
+        c = relay.Conv2DOp(x, w)
+        y = relay.BiasAddOp(c, b, axis=1)
+        z = relay.AddOp(y, r)
+        return [c, y, z, relay.ReluOp(z)]
+
+    shapes = [(n, k, 1, 1), (n, 30, 1, 1), (30, k, 1, 1), (30,)]  # inputs, then parameters
+    mod = check(shapes, lambda x, r, w, b: body(x, w, b, r), params_from=2)
+    (spec,) = specs_after_selection(mod)
+    assert (spec.m, spec.n, spec.k, spec.rsb, spec.csb) == (n, 30, k, 1, k)
+    assert not spec.per_row and spec.shift and spec.relu
+    assert spec.residual == (n > 1)  # one image's residual is a channel vector: a shift
+
+
 def test_depthwise_conv_keeps_the_loop_lowering():
     def body(x, w):
         return [relay.Conv2DOp(x, w, padding=(1, 1, 1, 1), groups=6)]
