@@ -132,7 +132,10 @@ class GemmSpec:
     `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them; with
     `direct` a convolution read straight from its input's words (lowering/kernels/
     amx_conv.py), the weight packed for that: its `window` keeps the padding, which the
-    kernel fills with the byte `fill` (the zero point, as the kernel reads the data)."""
+    kernel fills with the byte `fill` (the zero point, as the kernel reads the data).
+    `prologue` (f32, B read as a plain matrix, no batch strides of its vectors): B[k, j]
+    is read as max(B[k, j] * ps[k] + pt[k], 0), the two vectors the declaration's next
+    arguments after the residual (a batch_norm and relu before a 1x1 convolution)."""
 
     m: int = 0
     n: int = 0
@@ -162,6 +165,7 @@ class GemmSpec:
     out_min: int = 0
     out_max: int = 0
     window: tuple[tuple[int, ...], ...] = ()
+    prologue: bool = False
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,9 @@ class Chain:
         self.residual: SSAValue | None = None
         self.relu = False
         self.pending: list[Operation] = []  # relay ops computing the vectors
+        # B's prologue (scale, shift) and the batch_norm and relu it replaces
+        self.prologue: tuple[SSAValue, SSAValue] | None = None
+        self.before: list[Operation] = []
 
     @property
     def value(self) -> SSAValue:
@@ -181,11 +184,25 @@ class Chain:
         self.pending.append(op)
         return op.results[0]
 
-    def _vector(self, value: SSAValue) -> SSAValue:
-        assert isinstance(self.anchor.channels, int)
-        if list(shape_of(value)) == [self.anchor.channels]:
+    def _vector(self, value: SSAValue, size: int | None = None) -> SSAValue:
+        """`value` as a vector of `size` (default: the result's channels)."""
+        size = self.anchor.channels if size is None else size
+        assert isinstance(size, int)
+        if list(shape_of(value)) == [size]:
             return value
-        return self._emit(relay.ReshapeOp(value, newshape=[self.anchor.channels]))
+        return self._emit(relay.ReshapeOp(value, newshape=[size]))
+
+    def batch_norm_affine(
+        self, bn: relay.BatchNormOp, size: int | None = None
+    ) -> tuple[SSAValue, SSAValue]:
+        """`bn` as y = x * g + h: the vectors (g, h) of `size` (default: the result's
+        channels), computed by pending ops."""
+        eps = self._emit(relay.ConstantOp(np.array([bn.attrs.epsilon], np.float32)))
+        var = self._vector(bn.moving_var, size)
+        inv = self._emit(relay.RsqrtOp(self._emit(relay.AddOp(var, eps))))
+        g = self._emit(relay.MultiplyOp(self._vector(bn.gamma, size), inv))
+        mean_g = self._emit(relay.MultiplyOp(self._vector(bn.moving_mean, size), g))
+        return g, self._emit(relay.SubtractOp(self._vector(bn.beta, size), mean_g))
 
     def _affine(self, scale: SSAValue | None, shift: SSAValue | None) -> None:
         """Compose y -> y * scale + shift onto the chain."""
@@ -240,17 +257,34 @@ class Chain:
         elif isinstance(user, relay.BatchNormOp):
             if user.attrs.axis % len(out) != axis or user.data is not self.value:
                 return False
-            eps = self._emit(relay.ConstantOp(np.array([user.attrs.epsilon], np.float32)))
-            var = self._vector(user.moving_var)
-            inv = self._emit(relay.RsqrtOp(self._emit(relay.AddOp(var, eps))))
-            g = self._emit(relay.MultiplyOp(self._vector(user.gamma), inv))
-            mean_g = self._emit(relay.MultiplyOp(self._vector(user.moving_mean), g))
-            h = self._emit(relay.SubtractOp(self._vector(user.beta), mean_g))
-            self._affine(g, h)
+            self._affine(*self.batch_norm_affine(user))
         else:
             return False
         self.ops.append(user)
         return True
+
+
+def _fold_prologue(chain: Chain) -> None:
+    """A batch_norm then relu read only by a pointwise convolution (DenseNet's layers:
+    batch_norm, relu, 1x1 convolution over the concatenated features) become B's
+    prologue: the GEMM packs max(x * g + h, 0) from the batch_norm's input, so the
+    normalized features are never written."""
+    anchor = chain.anchor
+    conv = anchor.op
+    if not isinstance(conv, relay.Conv2DOp) or anchor.spec.window or conv.attrs.groups != 1:
+        return
+    relu = anchor.b.owner
+    if not isinstance(relu, relay.ReluOp) or single_user(anchor.b) is not conv:
+        return
+    bn = relu.operands[0].owner
+    if not isinstance(bn, relay.BatchNormOp) or single_user(bn.result) is not relu:
+        return
+    channels = shape_of(bn.data)[1]
+    if bn.attrs.axis % 4 != 1 or not isinstance(channels, int):
+        return
+    chain.prologue = chain.batch_norm_affine(bn, channels)
+    anchor.b = bn.data
+    chain.before = [relu, bn]
 
 
 def _fold_channel_shuffle(chain: Chain) -> None:
@@ -357,6 +391,7 @@ def select_kernels(module: ModuleOp) -> int:
             while (user := single_user(chain.value)) is not None and chain.extend(user):
                 pass
             _fold_channel_shuffle(chain)
+            _fold_prologue(chain)
             values = [sizes.value(d) for d in exprs] if sizes is not None else []
             _rewrite(module, cache, chain, values, sizes)
             count += 1
@@ -385,8 +420,10 @@ def _rewrite(
         shift=chain.shift is not None,
         residual=chain.residual is not None,
         relu=chain.relu,
+        prologue=chain.prologue is not None,
     )
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
+    args += list(chain.prologue or ())
     args += size_values  # the run-time sizes of a dynamic spec
     result_type = chain.value.type
     name = gemm_declaration(module, cache, spec, args, result_type)
@@ -397,7 +434,7 @@ def _rewrite(
         op.location = anchor.op.location
         op = op.prev_op
     chain.value.replace_all_uses_with(y)
-    for op in reversed(chain.ops):
+    for op in [*reversed(chain.ops), *chain.before]:
         rewriter.erase_op(op)
 
 

@@ -11,6 +11,7 @@ model that calls it.
                   i64 relu,
                   i64 apk, i64 mpad, i64 arow0, A prepacked (apk != 0): see below
                   i64 bpk, i64 npad, i64 bcol0, B prepacked likewise
+                  ptr ps, ptr pt,               B's prologue (length K) or null: see below
                   ptr geo)                      a convolution's geometry, or null
 
     C = max?((A @ B) * srow[i] * scol[j] + trow[i] + tcol[j] + R[i, j], 0)
@@ -32,6 +33,10 @@ say where this call's rows or columns start in them. Only the packed path (M > 3
 With `geo` non-null, B is the implicit im2col matrix of a convolution whose input is `b`
 (lowering/kernels/conv_pack.py): its panels are packed from the input, columns counted
 from bcol0 (rsb and csb are unused).
+
+With `ps` non-null (a plain B: a batch_norm and relu before a 1x1 convolution), B[k, j] is
+read as max(B[k, j] * ps[k] + pt[k], 0), applied as B's panels are packed
+(`xr_pack_b_pro`), so the normalized values are never written out.
 
 Work is split over threads (libgomp's GOMP_parallel, a persistent pool) along N in
 NR-column units, or along M in MR-row units when M has more tiles; products under
@@ -64,6 +69,7 @@ PARAMS = [
     ("ptr", "%res"), ("i64", "%ldr"), ("i64", "%relu"),
     ("i64", "%apk"), ("i64", "%mpad"), ("i64", "%arow0"),
     ("i64", "%bpk"), ("i64", "%npad"), ("i64", "%bcol0"),
+    ("ptr", "%ps"), ("ptr", "%pt"),
     ("ptr", "%geo"),
 ]  # fmt: skip
 ARGS = ", ".join(f"{t} {n}" for t, n in PARAMS)
@@ -200,17 +206,37 @@ def edge_tile(w: Writer, NR: int) -> None:
                 )
 
 
-def pack(w: Writer, name: str, width: int) -> None:
+def pack(w: Writer, name: str, width: int, prologue: bool = False) -> None:
     """Pack an `rows x kc` block (element (r, k) at src[r*rs + k*cs]) into panels of `width`
     rows: panel p holds, for each k, `width` consecutive values (zero past the last row).
     Reads run along whichever of r and k has unit stride: with rs == 1 the full panels are
     filled k by k, each source row read contiguously across all of them (B of a
     convolution: rows of im2col columns or of the input, which a panel-by-panel walk would
-    read as kc strided streams)."""
+    read as kc strided streams). With `prologue` (B's panels only: width 16 or 32) the
+    function takes two more pointers, %ps and %pt (the block's first k), and packs
+    max(x * ps[k] + pt[k], 0) instead of x."""
     params = [("ptr", "%src"), ("i64", "%rs"), ("i64", "%cs"), ("i64", "%rows"), ("i64", "%kc"),
               ("ptr", "%dst")]  # fmt: skip
+    if prologue:
+        params += [("ptr", "%ps"), ("ptr", "%pt")]
     vw = 16 if width % 16 == 0 else 8
     v = vec(vw)
+
+    def pro(x: str, k: str, lanes: int) -> str:
+        """x (a float or <lanes x float>) through the prologue of row k."""
+        if not prologue:
+            return x
+        ty = f"<{lanes} x float>" if lanes > 1 else "float"
+        s = w.op(f"load float, ptr {w.gep('%ps', k)}")
+        t = w.op(f"load float, ptr {w.gep('%pt', k)}")
+        if lanes > 1:
+            s, t = splat(w, s, lanes), splat(w, t, lanes)
+        y = w.op(f"fadd {ty} {w.op(f'fmul {ty} {x}, {s}')}, {t}")
+        suffix = f"v{lanes}f32" if lanes > 1 else "f32"
+        zero = "zeroinitializer" if lanes > 1 else "0.0"
+        return w.op(f"call {ty} @llvm.maximum.{suffix}({ty} {y}, {ty} {zero})")
+
+    assert not prologue or width % 8 == 0
     with w.function("void", name, params):
         last = w.sub("%rows", "1")
         unit_r = w.op("icmp eq i64 %rs, 1")
@@ -228,9 +254,10 @@ def pack(w: Writer, name: str, width: int) -> None:
                         w.do(f"store float {x}, ptr {w.gep(d_p, str(q))}")
                 else:
                     for h in range(0, width, vw):
-                        x = load8(w, w.gep(s_p, str(h)), vw=vw)
+                        x = pro(load8(w, w.gep(s_p, str(h)), vw=vw), k, vw)
                         w.do(f"store {v} {x}, ptr {w.gep(d_p, str(h))}, align 4")
-        if width == 8:  # full panels with contiguous k (A of a dense product): 8 x 8
+        if width == 8 and not prologue:  # full panels with contiguous k (A of a dense
+            # product): 8 x 8
             # blocks read as rows, transposed in registers, written as 8 k of 8 rows each
             unit_k = w.op(f"and i1 {w.op('icmp eq i64 %cs, 1')}, {w.op('icmp ne i64 %rs, 1')}")
             kc8 = w.op("and i64 %kc, -8")
@@ -257,7 +284,7 @@ def pack(w: Writer, name: str, width: int) -> None:
                 )
                 with w.loop("k", "0", "%kc") as k:
                     step = w.mul(k, "%cs")
-                    x = w.op(f"load float, ptr {w.gep(row, step)}")
+                    x = pro(w.op(f"load float, ptr {w.gep(row, step)}"), k, 1)
                     x = w.op(f"select i1 {inside}, float {x}, float 0.0")
                     w.do(f"store float {x}, ptr {w.gep(dst, w.add(w.mul(k, str(width)), str(q)))}")
 
@@ -322,7 +349,7 @@ IDENTITY_EPILOGUE = (
 )
 
 
-def gemm_serial(w: Writer, NR: int) -> None:
+def gemm_serial(w: Writer, NR: int, prologue: bool = False) -> None:
     height = row_height(NR // 2)
     with w.function("void", "@xr_gemm_serial", PARAMS):
         ep = Epilogue(w)
@@ -345,9 +372,18 @@ def gemm_serial(w: Writer, NR: int) -> None:
                 with w.if_(plain):
                     bsrc = w.gep("%b", w.add(w.mul(pc, "%rsb"), w.mul(jc, "%csb")))
                     # B's panels are its columns: "rows" of the packed block are j, stride csb
-                    w.do(
-                        f"call void @xr_pack_b(ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp})"
-                    )
+                    args = f"ptr {bsrc}, i64 %csb, i64 %rsb, i64 {nc}, i64 {kc}, ptr {bp}"
+                    if prologue:
+                        then, other, join = w.if_else(w.op("icmp ne ptr %ps, null"), "pro")
+                        w.block(then)
+                        ps, pt = w.gep("%ps", pc), w.gep("%pt", pc)
+                        w.do(f"call void @xr_pack_b_pro({args}, ptr {ps}, ptr {pt})")
+                        w.br(join)
+                        w.block(other)
+                    w.do(f"call void @xr_pack_b({args})")
+                    if prologue:
+                        w.br(join)
+                        w.block(join)
                 # prepacked: block pc starts at pc * npad, column j0 at j0 * kc within it
                 bpk = w.op("icmp ne i64 %bpk, 0")
                 bblock = w.op(
@@ -511,12 +547,14 @@ def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
 
 def serial_entry(w: Writer) -> None:
     """xr_gemm_part: gemv for M <= 3 on unpacked operands, the packed product otherwise
-    (a prepacked operand with a run-time M of 3 or less: gemv reads plain layouts only)."""
+    (a prepacked operand with a run-time M of 3 or less, or B's prologue: gemv reads plain
+    layouts only)."""
     with w.function("void", "@xr_gemm_part", PARAMS, linkage="dso_local"):
         names = ", ".join(f"{t} {n}" for t, n in PARAMS)
         few = w.op("icmp sle i64 %M, 3")
         plain = w.op(f"icmp eq i64 {w.op('or i64 %apk, %bpk')}, 0")
         plain = w.op(f"and i1 {plain}, {w.op('icmp eq ptr %geo, null')}")
+        plain = w.op(f"and i1 {plain}, {w.op('icmp eq ptr %ps, null')}")
         then, other, join = w.if_else(w.op(f"and i1 {few}, {plain}"), "few")
         w.block(then)
         w.do(f"call void @xr_gemv({names})")
@@ -645,9 +683,10 @@ def row_height(vw: int) -> int:
     return MR_AVX512 if vw >= 16 else MR_AVX2
 
 
-def runtime_ir(threads: bool, vw: int = 8) -> str:
+def runtime_ir(threads: bool, vw: int = 8, prologue: bool = False) -> str:
     """`xr_sgemm` and its helpers for vector width `vw` (the thread pool is declared by
-    kernels/parallel.py)."""
+    kernels/parallel.py); with `prologue`, also B's packing through a prologue (some call
+    passes `ps`)."""
     nr = panel_width(vw)
     w = Writer()
     w.lines.append(HEADER + CONV_HEADER)
@@ -655,8 +694,10 @@ def runtime_ir(threads: bool, vw: int = 8) -> str:
     edge_tile(w, nr)
     pack(w, "@xr_pack_a", row_height(vw))
     pack(w, "@xr_pack_b", nr)
+    if prologue:
+        pack(w, "@xr_pack_b_pro", nr, prologue=True)
     pack_conv(w, nr, vw)
-    gemm_serial(w, nr)
+    gemm_serial(w, nr, prologue)
     gemv(w)
     serial_entry(w)
     split_entry(

@@ -2,8 +2,9 @@
 over the declaration's batch dimensions, offsets the operand pointers, and calls
 `xr_sgemm` (lowering/kernels/gemm.py) with the spec's sizes, strides and epilogue.
 
-Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], then C (and Q,
-the requantized bytes of an 8-bit GEMM with `requantize`).
+Arguments, as bufferize leaves them: A, B, [scale], [shift], [residual], [B's prologue
+scale and shift], then C (and Q, the requantized bytes of an 8-bit GEMM with
+`requantize`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def parameters(spec: GemmSpec, types: list[Attribute]) -> list[tuple[str, str]]:
     names = iter(
         ["%a", "%b"]
         + [n for n, used in (("%s", spec.scale), ("%t", spec.shift), ("%r", spec.residual)) if used]
+        + (["%ps", "%pt"] if spec.prologue else [])
         + ["%c"]
         + (["%q"] if spec.requantize else [])
     )
@@ -220,6 +222,7 @@ def float_call(
         ("ptr", res), ("i64", value(spec.ldc)), ("i64", int(spec.relu)),
         ("i64", int(spec.a_packed)), ("i64", spec.mpad), ("i64", 0),
         ("i64", int(spec.b_packed)), ("i64", spec.npad), ("i64", 0),
+        *(("ptr", p if spec.prologue else "null") for p in ("%ps", "%pt")),
         ("ptr", f"@{name}.geo" if spec.window else "null"),
     ]  # fmt: skip
     w.do(f"call void {gemm}({', '.join(f'{t} {v}' for t, v in args)})")
@@ -241,7 +244,8 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     groups = {spec.group for spec, _ in specs.values()}
     runtime = ""
     if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use
-        runtime = gemm.runtime_ir(threads, vector_width) if 0 in groups else gemm.HEADER
+        prologue = any(spec.prologue for spec, _ in specs.values())
+        runtime = gemm.runtime_ir(threads, vector_width, prologue) if 0 in groups else gemm.HEADER
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)

@@ -274,6 +274,72 @@ def test_a_pointwise_conv_of_one_pixel_is_a_matrix_vector_product(n, k):
     assert spec.residual == (n > 1)  # one image's residual is a channel vector: a shift
 
 
+def batch_norm(x, g, b, m, v):
+    return relay.BatchNormOp(x, g, b, m, v, epsilon=1e-3)
+
+
+@pytest.mark.parametrize(
+    "x, k",
+    [
+        ((1, 24, 5, 7), 16),  # 35 pixels: a full panel and an edge (value by value)
+        ((2, 300, 8, 8), 40),  # K over one block (the vectors from each block's k), 2 images
+        ((1, 8, 3, 3), 8),  # fewer pixels than a panel
+    ],
+    ids=["edge", "blocks", "small"],
+)
+def test_batch_norm_and_relu_before_a_pointwise_conv_are_its_prologue(x, k):
+    """DenseNet's layer: batch_norm, relu, 1x1 convolution. The GEMM packs
+    max(x * g + h, 0) from the batch_norm's input; neither op is left."""
+    c = x[1]
+
+    def body(xv, w, g, b, m, v, bias):
+        bn = batch_norm(xv, g, b, m, v)
+        r = relay.ReluOp(bn)
+        conv = relay.Conv2DOp(r, w)
+        return [bn, r, conv, relay.BiasAddOp(conv, bias, axis=1)]
+
+    shapes = [x, (k, c, 1, 1), (c,), (c,), (c,), (c,), (k,)]
+    mod = module(shapes, 1, body)
+    arrays = random_inputs([(s, F) for s in shapes], 0)
+    arrays[5] = np.abs(arrays[5]) + 0.5  # variances
+    params = {f"x{i}": a for i, a in enumerate(arrays) if i >= 1}
+    want = xrelay.create_executor("debug", mod, params=params).run(arrays[0])[0]
+    got = xrelay.build(mod, params, cache=False).run(arrays[0])[0]
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+    (spec,) = specs_after_selection(mod)
+    assert spec.prologue and spec.shift
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    assert "relay.nn.relu" not in str(work) and "relay.nn.batch_norm" not in str(work)
+
+
+def test_a_batch_norm_read_twice_or_a_windowed_conv_keeps_it():
+    """The prologue needs the relu read by the convolution alone, and B read as a matrix
+    (a 3x3 window packs im2col panels)."""
+
+    def twice(xv, w, g, b, m, v):
+        bn = batch_norm(xv, g, b, m, v)
+        r = relay.ReluOp(bn)
+        conv = relay.Conv2DOp(r, w)
+        return [bn, r, conv, relay.AddOp(conv, r)]
+
+    def window(xv, w, g, b, m, v):
+        bn = batch_norm(xv, g, b, m, v)
+        r = relay.ReluOp(bn)
+        return [bn, r, relay.Conv2DOp(r, w, padding=(1, 1, 1, 1))]
+
+    for body, w in ((twice, (8, 8, 1, 1)), (window, (8, 8, 3, 3))):
+        shapes = [(1, 8, 6, 6), w, (8,), (8,), (8,), (8,)]
+        mod = module(shapes, 1, body)
+        arrays = random_inputs([(s, F) for s in shapes], 0)
+        arrays[5] = np.abs(arrays[5]) + 0.5
+        params = {f"x{i}": a for i, a in enumerate(arrays) if i >= 1}
+        want = xrelay.create_executor("debug", mod, params=params).run(arrays[0])[0]
+        got = xrelay.build(mod, params, cache=False).run(arrays[0])[0]
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
+        assert not any(spec.prologue for spec in specs_after_selection(mod))
+
+
 def test_depthwise_conv_keeps_the_loop_lowering():
     def body(x, w):
         return [relay.Conv2DOp(x, w, padding=(1, 1, 1, 1), groups=6)]
