@@ -135,7 +135,8 @@ class GemmSpec:
     kernel fills with the byte `fill` (the zero point, as the kernel reads the data).
     `prologue` (f32, B read as a plain matrix, no batch strides of its vectors): B[k, j]
     is read as max(B[k, j] * ps[k] + pt[k], 0), the two vectors the declaration's next
-    arguments after the residual (a batch_norm and relu before a 1x1 convolution)."""
+    arguments after the residual (per-channel affine ops and relu before a 1x1
+    convolution)."""
 
     m: int = 0
     n: int = 0

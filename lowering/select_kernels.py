@@ -51,6 +51,9 @@ from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 
 
+Affine = tuple[SSAValue | None, SSAValue | None]  # y = x * scale + shift (None: 1, 0)
+
+
 @dataclass
 class Anchor:
     op: Operation
@@ -180,7 +183,7 @@ class Chain:
     def value(self) -> SSAValue:
         return self.ops[-1].results[0]
 
-    def _emit(self, op: Operation) -> SSAValue:
+    def emit(self, op: Operation) -> SSAValue:
         self.pending.append(op)
         return op.results[0]
 
@@ -190,30 +193,60 @@ class Chain:
         assert isinstance(size, int)
         if list(shape_of(value)) == [size]:
             return value
-        return self._emit(relay.ReshapeOp(value, newshape=[size]))
+        return self.emit(relay.ReshapeOp(value, newshape=[size]))
 
     def batch_norm_affine(
         self, bn: relay.BatchNormOp, size: int | None = None
     ) -> tuple[SSAValue, SSAValue]:
         """`bn` as y = x * g + h: the vectors (g, h) of `size` (default: the result's
         channels), computed by pending ops."""
-        eps = self._emit(relay.ConstantOp(np.array([bn.attrs.epsilon], np.float32)))
+        eps = self.emit(relay.ConstantOp(np.array([bn.attrs.epsilon], np.float32)))
         var = self._vector(bn.moving_var, size)
-        inv = self._emit(relay.RsqrtOp(self._emit(relay.AddOp(var, eps))))
-        g = self._emit(relay.MultiplyOp(self._vector(bn.gamma, size), inv))
-        mean_g = self._emit(relay.MultiplyOp(self._vector(bn.moving_mean, size), g))
-        return g, self._emit(relay.SubtractOp(self._vector(bn.beta, size), mean_g))
+        inv = self.emit(relay.RsqrtOp(self.emit(relay.AddOp(var, eps))))
+        g = self.emit(relay.MultiplyOp(self._vector(bn.gamma, size), inv))
+        mean_g = self.emit(relay.MultiplyOp(self._vector(bn.moving_mean, size), g))
+        return g, self.emit(relay.SubtractOp(self._vector(bn.beta, size), mean_g))
+
+    def compose(self, first: Affine, then: Affine) -> Affine:
+        """y -> y * scale + shift of `first` followed by that of `then` (None: 1 or 0)."""
+        (g, h), (scale, shift) = first, then
+        if scale is not None:
+            g = scale if g is None else self.emit(relay.MultiplyOp(g, scale))
+            if h is not None:
+                h = self.emit(relay.MultiplyOp(h, scale))
+        if shift is not None:
+            h = shift if h is None else self.emit(relay.AddOp(h, shift))
+        return g, h
 
     def _affine(self, scale: SSAValue | None, shift: SSAValue | None) -> None:
         """Compose y -> y * scale + shift onto the chain."""
-        if scale is not None:
-            self.scale = (
-                scale if self.scale is None else self._emit(relay.MultiplyOp(self.scale, scale))
-            )
-            if self.shift is not None:
-                self.shift = self._emit(relay.MultiplyOp(self.shift, scale))
-        if shift is not None:
-            self.shift = shift if self.shift is None else self._emit(relay.AddOp(self.shift, shift))
+        self.scale, self.shift = self.compose((self.scale, self.shift), (scale, shift))
+
+    def channel_affine(
+        self, user: Operation, value: SSAValue, out: list, axis: int, size: int | None = None
+    ) -> Affine | None:
+        """`user` of `value` (shape `out`) as y = x * scale + shift with vectors of `size`
+        along `axis` (a bias_add, an add / subtract / multiply by a channel vector, a
+        batch_norm), or None; nothing is emitted for None."""
+        if isinstance(user, relay.BiasAddOp | relay.BatchNormOp):
+            if user.attrs.axis % len(out) != axis or user.data is not value:
+                return None
+            if isinstance(user, relay.BiasAddOp):
+                return None, self._vector(user.bias, size)
+            return self.batch_norm_affine(user, size)
+        if not isinstance(user, relay.AddOp | relay.SubtractOp | relay.MultiplyOp):
+            return None
+        other = user.rhs if user.lhs is value else user.lhs
+        if other is value or not _channel_vector(other, out, axis):
+            return None
+        if isinstance(user, relay.SubtractOp) and user.lhs is not value:
+            return None  # v - y
+        vec = self._vector(other, size)
+        if isinstance(user, relay.MultiplyOp):
+            return vec, None
+        if isinstance(user, relay.AddOp):
+            return None, vec
+        return None, self.emit(relay.NegativeOp(vec))  # y - v
 
     def extend(self, user: Operation) -> bool:
         """Absorb `user` (the single user of the chain's value) if it fits; False to stop."""
@@ -232,42 +265,29 @@ class Chain:
             self.relu = True
         elif self.residual is not None:
             return False
-        elif isinstance(user, relay.BiasAddOp):
-            if user.attrs.axis % len(out) != axis or user.data is not self.value:
+        elif vectors and (affine := self.channel_affine(user, self.value, out, axis)):
+            self._affine(*affine)
+        elif isinstance(user, relay.AddOp) and (other := _other(user, self.value)) is not None:
+            if list(shape_of(other)) != out or not _f32(other):
                 return False
-            self._affine(None, self._vector(user.bias))
-        elif isinstance(user, relay.AddOp | relay.SubtractOp | relay.MultiplyOp):
-            other = user.rhs if user.lhs is self.value else user.lhs
-            if other is self.value:
-                return False
-            if vectors and _channel_vector(other, out, axis):
-                vec = self._vector(other)
-                if isinstance(user, relay.MultiplyOp):
-                    self._affine(vec, None)
-                elif isinstance(user, relay.AddOp):
-                    self._affine(None, vec)
-                elif user.lhs is self.value:  # y - v
-                    self._affine(None, self._emit(relay.NegativeOp(vec)))
-                else:
-                    return False
-            elif isinstance(user, relay.AddOp) and list(shape_of(other)) == out and _f32(other):
-                self.residual = other
-            else:
-                return False
-        elif isinstance(user, relay.BatchNormOp):
-            if user.attrs.axis % len(out) != axis or user.data is not self.value:
-                return False
-            self._affine(*self.batch_norm_affine(user))
+            self.residual = other
         else:
             return False
         self.ops.append(user)
         return True
 
 
+def _other(op: Operation, value: SSAValue) -> SSAValue | None:
+    """The operand of binary `op` that is not `value` (None if both are)."""
+    other = op.rhs if op.lhs is value else op.lhs
+    return None if other is value else other
+
+
 def _fold_prologue(chain: Chain) -> None:
-    """A batch_norm then relu read only by a pointwise convolution (DenseNet's layers:
-    batch_norm, relu, 1x1 convolution over the concatenated features) become B's
-    prologue: the GEMM packs max(x * g + h, 0) from the batch_norm's input, so the
+    """Per-channel affine ops (batch_norm, a channel vector's multiply, add or subtract,
+    bias_add) then relu, read only by a pointwise convolution (DenseNet's layers:
+    batch_norm, scale, relu, 1x1 convolution over the concatenated features) become B's
+    prologue: the GEMM packs max(x * g + h, 0) from the first op's input, so the
     normalized features are never written."""
     anchor = chain.anchor
     conv = anchor.op
@@ -276,15 +296,35 @@ def _fold_prologue(chain: Chain) -> None:
     relu = anchor.b.owner
     if not isinstance(relu, relay.ReluOp) or single_user(anchor.b) is not conv:
         return
-    bn = relu.operands[0].owner
-    if not isinstance(bn, relay.BatchNormOp) or single_user(bn.result) is not relu:
+    out = list(shape_of(anchor.b))
+    if not isinstance(out[1], int):
         return
-    channels = shape_of(bn.data)[1]
-    if bn.attrs.axis % 4 != 1 or not isinstance(channels, int):
-        return
-    chain.prologue = chain.batch_norm_affine(bn, channels)
-    anchor.b = bn.data
-    chain.before = [relu, bn]
+    steps: list[Affine] = []  # the affine ops' vectors, from the relu's input back
+    ops: list[Operation] = []
+    value = relu.operands[0]
+    while isinstance(op := value.owner, relay.RelayOp) and single_user(value) is (
+        ops[-1] if ops else relu
+    ):
+        inputs = [v for v in op.operands if list(shape_of(v)) == out and _f32(v)]
+        if len(inputs) != 1 or list(shape_of(value)) != out:
+            break
+        step = chain.channel_affine(op, inputs[0], out, 1, out[1])
+        if step is None:
+            break
+        steps.append(step)
+        ops.append(op)
+        value = inputs[0]
+    affine: Affine = (None, None)
+    for step in reversed(steps):
+        affine = chain.compose(affine, step)
+    g, h = affine
+    if g is None:
+        g = chain.emit(relay.ConstantOp(np.ones(out[1], np.float32)))
+    if h is None:
+        h = chain.emit(relay.ConstantOp(np.zeros(out[1], np.float32)))
+    chain.prologue = (g, h)
+    anchor.b = value
+    chain.before = [relu, *ops]
 
 
 def _fold_channel_shuffle(chain: Chain) -> None:

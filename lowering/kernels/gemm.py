@@ -34,7 +34,7 @@ With `geo` non-null, B is the implicit im2col matrix of a convolution whose inpu
 (lowering/kernels/conv_pack.py): its panels are packed from the input, columns counted
 from bcol0 (rsb and csb are unused).
 
-With `ps` non-null (a plain B: a batch_norm and relu before a 1x1 convolution), B[k, j] is
+With `ps` non-null (a plain B: a batch_norm, scale and relu before a 1x1 convolution), B[k, j] is
 read as max(B[k, j] * ps[k] + pt[k], 0), applied as B's panels are packed
 (`xr_pack_b_pro`), so the normalized values are never written out.
 
