@@ -46,9 +46,11 @@ from xrelay.dialects.dims import normalize as dim_normalize
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_code
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
+from xrelay.lowering.kernels.gemm_direct import direct_pays
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
+DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 
 
 Affine = tuple[SSAValue | None, SSAValue | None]  # y = x * scale + shift (None: 1, 0)
@@ -131,6 +133,8 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
     batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
     batch = tuple(b for b in batch if not (isinstance(b[0], int) and b[0] <= 1))
     spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True, window=window)
+    if window and DIRECT and direct_pays(window):  # B read from the input: no im2col panels
+        spec = replace(spec, direct=True)
     return Anchor(op, op.weight, op.data, spec, 1, o_all)
 
 

@@ -349,9 +349,24 @@ IDENTITY_EPILOGUE = (
 )
 
 
-def gemm_serial(w: Writer, NR: int, prologue: bool = False) -> None:
+def gemm_serial(w: Writer, NR: int, prologue: bool = False, direct: bool = False) -> None:
     height = row_height(NR // 2)
     with w.function("void", "@xr_gemm_serial", PARAMS):
+        if direct:  # geo[12] != 0: a convolution read straight from its input
+            # (kernels/gemm_direct.py)
+            names = ", ".join(f"{t} {n}" for t, n in PARAMS)
+            flag = w.op(
+                "select i1 "
+                + w.op("icmp ne ptr %geo, null")
+                + f", ptr {w.gep('%geo', '12', 'i64')}, ptr @xr_zeros"
+            )
+            then, other, _ = w.if_else(
+                w.op(f"icmp ne i64 {w.op(f'load i64, ptr {flag}')}, 0"), "direct"
+            )
+            w.block(then)
+            w.do(f"call void @xr_gemm_direct({names})")
+            w.do("ret void")
+            w.block(other)
         ep = Epilogue(w)
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC * 4})")
@@ -683,10 +698,11 @@ def row_height(vw: int) -> int:
     return MR_AVX512 if vw >= 16 else MR_AVX2
 
 
-def runtime_ir(threads: bool, vw: int = 8, prologue: bool = False) -> str:
+def runtime_ir(threads: bool, vw: int = 8, prologue: bool = False, direct: bool = False) -> str:
     """`xr_sgemm` and its helpers for vector width `vw` (the thread pool is declared by
     kernels/parallel.py); with `prologue`, also B's packing through a prologue (some call
-    passes `ps`)."""
+    passes `ps`); with `direct`, the dispatch to kernels/gemm_direct.py's
+    `xr_gemm_direct` (which the module must then hold)."""
     nr = panel_width(vw)
     w = Writer()
     w.lines.append(HEADER + CONV_HEADER)
@@ -697,7 +713,7 @@ def runtime_ir(threads: bool, vw: int = 8, prologue: bool = False) -> str:
     if prologue:
         pack(w, "@xr_pack_b_pro", nr, prologue=True)
     pack_conv(w, nr, vw)
-    gemm_serial(w, nr, prologue)
+    gemm_serial(w, nr, prologue, direct)
     gemv(w)
     serial_entry(w)
     split_entry(

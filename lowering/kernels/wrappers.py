@@ -13,7 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import GemmAttr, GemmSpec, LutAttr, LutSpec, size_index
-from xrelay.lowering.kernels import gemm, igemm, lut
+from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -125,9 +125,9 @@ def wrapper(
         n = 3 + spec.scale + spec.shift + spec.residual + spec.requantize
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
-        # an 8-bit GEMM's 13th and 14th: whether it reads the input directly
-        # (kernels/amx_conv.py), and the byte it then pads with
-        values = geometry(spec.window) + ([int(spec.direct), spec.fill] if spec.group else [])
+        # the 13th: whether it reads the input directly (kernels/amx_conv.py for 8 bits,
+        # gemm_direct.py for f32); an 8-bit GEMM's 14th: the byte it then pads with
+        values = geometry(spec.window) + [int(spec.direct)] + ([spec.fill] if spec.group else [])
         text = ", ".join(f"i64 {v}" for v in values)
         w.lines.append(f"@{name}.geo = internal constant [{len(values)} x i64] [{text}]")
     params = parameters(spec, types)
@@ -244,8 +244,14 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     groups = {spec.group for spec, _ in specs.values()}
     runtime = ""
     if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use
-        prologue = any(spec.prologue for spec, _ in specs.values())
-        runtime = gemm.runtime_ir(threads, vector_width, prologue) if 0 in groups else gemm.HEADER
+        floats = [spec for spec, _ in specs.values() if not spec.group]
+        prologue = any(spec.prologue for spec in floats)
+        direct = any(spec.direct for spec in floats)
+        runtime = gemm.HEADER
+        if floats:
+            runtime = gemm.runtime_ir(threads, vector_width, prologue, direct)
+        if direct:
+            runtime += gemm_direct.runtime_ir(vector_width)
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
