@@ -129,8 +129,9 @@ class GemmSpec:
     clamp(roundeven(f32(C) * scale[ch]) + out_zero_point, out_min, out_max); C then holds
     partial sums only. Its `window` has no padding (qnn-int-products pads the input first)
     unless `direct`.
-    `direct` (f32, unit strides): B's rows are read from a zero-padded copy of the
-    convolution's input at one offset per k (lowering/kernels/gemm_direct.py), not packed.
+    `direct` (f32, strides 1 or 2): B's rows are read from a zero-padded copy of the
+    convolution's input (its phases) at one offset per k (lowering/kernels/gemm_direct.py),
+    not packed.
     `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them; with
     `direct` a convolution read straight from its input's words (lowering/kernels/
     amx_conv.py), the weight packed for that: its `window` keeps the padding, which the

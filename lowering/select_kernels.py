@@ -133,7 +133,7 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
     batch = [(n, 0, b_image, o_all * ohw, 0), (g, og * kk, b_group, og * ohw, og)]
     batch = tuple(b for b in batch if not (isinstance(b[0], int) and b[0] <= 1))
     spec = GemmSpec(og, ohw, kk, kk, 1, ohw, 1, ohw, batch=batch, per_row=True, window=window)
-    if window and DIRECT and direct_pays(window):  # B read from the input: no im2col panels
+    if window and DIRECT and direct_pays(window, kk):  # B read from the input: no im2col panels
         spec = replace(spec, direct=True)
     return Anchor(op, op.weight, op.data, spec, 1, o_all)
 

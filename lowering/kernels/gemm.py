@@ -113,17 +113,23 @@ def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
     return w.op(f"load {vec(vw)}, ptr {ptr}, align {align}")
 
 
-def micro_kernel(w: Writer, vw: int) -> None:
+def micro_kernel(w: Writer, vw: int, direct: bool = False) -> None:
     """xr_ukr: C[MR x NR] (+)= Ap[kc x MR] panel times Bp[kc x NR] panel, then the epilogue
-    when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row."""
+    when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row. With `direct`, xr_ukr_d:
+    B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
     fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
-    with w.function("void", "@xr_ukr", params):
+    if direct:
+        params.insert(3, ("ptr", "%off"))
+    with w.function("void", "@xr_ukr_d" if direct else "@xr_ukr", params):
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
         with w.loop("k", "0", "%kc") as k:
-            bp = w.gep("%bp", w.mul(k, str(nr)))
+            if direct:
+                bp = w.gep("%bp", w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}"))
+            else:
+                bp = w.gep("%bp", w.mul(k, str(nr)))
             # prepacked params need not be aligned
             b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
             ap = w.gep("%ap", w.mul(k, str(height)))

@@ -1,21 +1,25 @@
-"""f32 convolutions with unit strides that read B straight from their input: no im2col
+"""f32 convolutions with strides 1 or 2 that read B straight from their input: no im2col
 panels are packed (`GemmSpec.direct`, chosen by select-kernels where `direct_pays`).
 
 Output pixel (oy, ox) is computed as the virtual column u = (oy - oy0) * Wp + ox of the
-input's zero-padded rows (Wp = OW + (KW - 1) * DW values each, oy0 the call's first output
-row). Every window tap k = (c, i, j) is then one offset for all columns,
+input's zero-padded rows (Wp = OW + (KW - 1) * DW / S values each, oy0 the call's first
+output row). With stride S the band holds the padded input's S x S phases (rows and
+columns = p (mod S)), each R rows of Wp values: tap (i, j) reads phase ((i DH) % S,
+(j DW) % S) at row oy + (i DH) / S, value ox + (j DW) / S. Every window tap
+k = (c, i, j) is then one offset for all columns,
 
-    off[k] = c * R * Wp + i * DH * Wp + j * DW        (R padded rows per channel)
+    off[k] = c S^2 R Wp + phase * R Wp + (i DH / S) * Wp + j DW / S
 
-so the B panel of row k is the NR consecutive values at off[k] + u0: the micro-kernel
-(`xr_ukr_d`) loads its two vectors per k there. Columns whose ox >= OW are computed and
-dropped. The padded rows (the *band*: the rows the call's outputs read, for every channel,
-zeros around them) are copied once per call; the im2col panels they replace hold KH * KW
-times as many values and were packed for every K block.
+so the B panel of row k is the NR consecutive values at off[k] + u0: gemm.py's
+micro-kernel, as `xr_ukr_d`, loads its two vectors per k there. Columns whose ox >= OW
+are computed and dropped. The band (the rows the call's outputs read, for every channel,
+zeros around them) is made once per call; the im2col panels it replaces hold about
+KH * KW times as many values.
 
-Each tile goes to the scratch tile; gemm.py's `xr_edge` stores each run of valid columns
-(one output row's share of the tile) into C, adding the partial sums of earlier K blocks
-and applying the epilogue, as for an edge tile of the packed path.
+A whole tile of valid columns inside one output row is stored straight into C, as in the
+packed path; any other goes to the scratch tile, and gemm.py's `xr_edge` stores each run
+of valid columns (one output row's share of the tile) into C, adding the partial sums of
+earlier K blocks and applying the epilogue, as for an edge tile of the packed path.
 
     void xr_gemm_direct(... xr_sgemm's parameters ...)   (geo[12] != 0)
 
@@ -27,19 +31,23 @@ from __future__ import annotations
 
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.gemm import (
+    IDENTITY_EPILOGUE,
     KC,
     MC,
     PARAMS,
     Epilogue,
-    load8,
+    micro_kernel,
     panel_width,
     row_height,
-    splat,
-    vec,
 )
 from xrelay.lowering.kernels.irtext import Writer
 
 TILE = 32  # the widest micro-kernel tile, which the choice below assumes
+STRIDES = (1, 2)  # the strides read directly (2: the band holds the input's phases)
+# K from which the tiles that cross an output row (through the scratch tile) cost less
+# than packing: a 3x3 stride-2 stem (K 27) took 0.41 -> 0.51 ms read directly, a 7x7 one
+# (K 147) 1.19 -> 1.09, a 3x3 one of 16 channels (K 144) 0.28 -> 0.25
+MIN_K = 64
 MAX_EXTRA = 1.05  # virtual tiles per tile of real pixels at most (the dropped columns)
 
 HEADER = """
@@ -48,39 +56,16 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 
 
-def direct_pays(window: tuple[tuple[int, ...], ...]) -> bool:
-    """Is a convolution with this GemmSpec.window (static) read directly? Unit strides, a
-    window larger than 1x1, and not many more tiles of virtual columns than of pixels."""
-    _, (kh, kw), strides, (_, dw), _, (oh, ow) = window
-    if tuple(strides) != (1, 1) or kh * kw == 1 or min(oh, ow) < 1:
+def direct_pays(window: tuple[tuple[int, ...], ...], k: int) -> bool:
+    """Is a convolution with this GemmSpec.window (static) and K read directly? Equal
+    strides of 1 or 2, a window larger than 1x1, K of at least MIN_K, and not many more
+    tiles of virtual columns than of pixels."""
+    _, (kh, kw), (sh, sw), (_, dw), _, (oh, ow) = window
+    if sh != sw or sh not in STRIDES or kh * kw == 1 or min(oh, ow) < 1 or k < MIN_K:
         return False
-    wp = ow + (kw - 1) * dw
+    wp = ow + (kw - 1) * dw // sw
     virtual = (oh - 1) * wp + ow
     return -(-virtual // TILE) <= MAX_EXTRA * -(-(oh * ow) // TILE)
-
-
-def micro_kernel_d(w: Writer, vw: int) -> None:
-    """xr_ukr_d: T[MR x NR] = Ap[kc x MR] panel times the NR values at src + off[k] for
-    each k (two vectors), written to the scratch tile T (row stride NR). kc >= 1."""
-    nr, v, height = panel_width(vw), vec(vw), row_height(vw)
-    fma = f"@llvm.fma.v{vw}f32"
-    params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "%src"), ("ptr", "%off"),
-              ("ptr", "%t")]  # fmt: skip
-    with w.function("void", "@xr_ukr_d", params):
-        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
-        with w.loop("k", "0", "%kc") as k:
-            bp = w.gep("%src", w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}"))
-            b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
-            ap = w.gep("%ap", w.mul(k, str(height)))
-            for r in range(height):
-                a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"), vw)
-                for j in range(2):
-                    cur = w.get(accs[r][j])
-                    w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
-        for r in range(height):
-            for j in range(2):
-                out = w.gep("%t", str(r * nr + j * vw))
-                w.do(f"store {v} {w.get(accs[r][j])}, ptr {out}, align 4")
 
 
 def gemm_direct(w: Writer, vw: int) -> None:
@@ -92,38 +77,31 @@ def gemm_direct(w: Writer, vw: int) -> None:
         g = load_geometry(w)
         taps = w.mul(g["KH"], g["KW"])
         channels = w.op(f"sdiv i64 %K, {taps}")
-        wp = w.add(g["OW"], w.mul(w.sub(g["KW"], "1"), g["DW"]))
+        st = g["SH"]  # = SW (direct_pays)
+        reach_w = w.op(f"sdiv i64 {w.mul(w.sub(g['KW'], '1'), g['DW'])}, {st}")
+        reach_h = w.op(f"sdiv i64 {w.mul(w.sub(g['KH'], '1'), g['DH'])}, {st}")
+        wp = w.add(g["OW"], reach_w)  # a phase row's values
         last = w.add("%bcol0", w.sub("%N", "1"))
         oy0 = w.op(f"sdiv i64 %bcol0, {g['OW']}")
         oy1 = w.op(f"sdiv i64 {last}, {g['OW']}")
-        rows = w.add(w.sub(oy1, oy0), w.add(w.mul(w.sub(g["KH"], "1"), g["DH"]), "1"))
-        plane = w.mul(rows, wp)  # floats per channel of the band
-        floats = w.add(w.mul(channels, plane), str(2 * nr))  # reads run past the last row
+        rows = w.add(w.sub(oy1, oy0), w.add(reach_h, "1"))  # a phase's rows
+        plane = w.mul(rows, wp)  # floats per phase of a channel
+        chan = w.mul(w.mul(st, st), plane)  # floats per channel of the band
+        floats = w.add(w.mul(channels, chan), str(2 * nr))  # reads run past the last row
         band = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add(floats, '15'), '4')})")
         w.do(f"call void @llvm.memset.p0.i64(ptr {band}, i8 0, i64 {w.mul(floats, '4')}, i1 0)")
-        # the band: padded row b of channel c is input row oy0 + b - PT, its value q input
-        # column q - PL (zero outside the input)
-        lo = w.op(f"call i64 @llvm.smax.i64(i64 {g['PL']}, i64 0)")  # first value inside
-        skip = w.sub(lo, g["PL"])  # input columns before it
-        count = w.min(w.sub(g["W"], skip), w.sub(wp, lo))
-        some = w.op(f"icmp sgt i64 {count}, 0")
-        with w.if_(some), w.loop("c", "0", channels) as c, w.loop("r", "0", rows) as r:
-            iy = w.sub(w.add(oy0, r), g["PT"])
-            inside = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
-            with w.if_(inside):
-                src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
-                dst = w.gep(band, w.add(w.add(w.mul(c, plane), w.mul(r, wp)), lo))
-                w.do(
-                    f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {w.mul(count, '4')}, i1 0)"
-                )
-        # off[k] for k = (c, i, j)
+        _fill_band(w, g, band, channels, st, rows, wp, plane, chan, oy0)
+        # off[k] for k = (c, i, j): tap (i, j) reads phase ((i DH) % s, (j DW) % s) at row
+        # (i DH) / s and value (j DW) / s of the output's
         off = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add('%K', '8'), '8')})")
         with w.loop("k", "0", "%K") as k:
             tap = w.op(f"srem i64 {k}, {taps}")
-            i = w.op(f"sdiv i64 {tap}, {g['KW']}")
-            j = w.op(f"srem i64 {tap}, {g['KW']}")
-            at = w.mul(w.op(f"sdiv i64 {k}, {taps}"), plane)
-            at = w.add(at, w.add(w.mul(w.mul(i, g["DH"]), wp), w.mul(j, g["DW"])))
+            di = w.mul(w.op(f"sdiv i64 {tap}, {g['KW']}"), g["DH"])
+            dj = w.mul(w.op(f"srem i64 {tap}, {g['KW']}"), g["DW"])
+            phase = w.add(w.mul(w.op(f"srem i64 {di}, {st}"), st), w.op(f"srem i64 {dj}, {st}"))
+            at = w.add(w.mul(w.op(f"sdiv i64 {k}, {taps}"), chan), w.mul(phase, plane))
+            inner = w.mul(w.op(f"sdiv i64 {di}, {st}"), wp)
+            at = w.add(at, w.add(inner, w.op(f"sdiv i64 {dj}, {st}")))
             w.do(f"store i64 {at}, ptr {w.gep(off, k, 'i64')}")
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
         tmp = w.alloca(f"[{height * nr} x float]", "tile")
@@ -149,12 +127,70 @@ def gemm_direct(w: Writer, vw: int) -> None:
                     with w.loop("ir", "0", mc, str(height)) as ir:
                         mr = w.min(str(height), w.sub(mc, ir))
                         i0 = w.add(ic, ir)
-                        w.do(
-                            f"call void @xr_ukr_d(i64 {kc}, ptr {w.gep(ablock, w.mul(ir, kc))}, ptr {w.gep(band, u0)}, ptr {offs}, ptr {tmp})"
+                        ukr = f"call void @xr_ukr_d(i64 {kc}, ptr {w.gep(ablock, w.mul(ir, kc))}, ptr {w.gep(band, u0)}, ptr {offs}"
+                        # a whole tile inside one output row: straight into C
+                        ox = w.op(f"srem i64 {u0}, {wp}")
+                        whole = w.op(f"icmp sle i64 {w.add(ox, str(nr))}, {g['OW']}")
+                        whole = w.op(
+                            f"and i1 {whole}, {w.op(f'icmp eq i64 {w.sub(stop, u0)}, {nr}')}"
                         )
+                        whole = w.op(f"and i1 {whole}, {w.op(f'icmp eq i64 {mr}, {height}')}")
+                        then, other, join = w.if_else(whole, "whole")
+                        w.block(then)
+                        oy = w.add(oy0, w.op(f"sdiv i64 {u0}, {wp}"))
+                        j = w.sub(w.add(w.mul(oy, g["OW"]), ox), "%bcol0")
+                        ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j))
+                        w.do(f"{ukr}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {ep.at(i0, j)})")
+                        w.br(join)
+                        w.block(other)
+                        w.do(f"{ukr}, ptr {tmp}, i64 {nr}, i64 0, i64 0, {IDENTITY_EPILOGUE})")
                         _store_runs(w, ep, g, tmp, u0, stop, wp, oy0, i0, mr, acc, epi)
+                        w.br(join)
+                        w.block(join)
         for p in (ap, off, band):
             w.do(f"call void @free(ptr {p})")
+
+
+def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0) -> None:
+    """The band (zeroed): phase (pi, pj) of channel c holds, at row r and value q, the
+    padded input's row (oy0 + r) s + pi and column q s + pj, i.e. input row
+    (oy0 + r) s + pi - PT and column q s + pj - PL where those lie inside the input. With
+    s = 1 each row is one copy; else the row's values are read at stride s."""
+    unit = w.op(f"icmp eq i64 {st}, 1")
+    with (
+        w.loop("c", "0", channels) as c,
+        w.loop("pi", "0", st) as pi,
+        w.loop("pj", "0", st) as pj,
+        w.loop("r", "0", rows) as r,
+    ):
+        iy = w.sub(w.add(w.mul(w.add(oy0, r), st), pi), g["PT"])
+        inside = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
+        # values q with 0 <= q s - first < W, first = PL - pj: from ceil(first / s)
+        # (0 if first <= 0) to (W - 1 + first) / s (none if that is negative)
+        first = w.sub(g["PL"], pj)
+        up = w.op(f"sdiv i64 {w.add(first, w.sub(st, '1'))}, {st}")
+        q_lo = w.op(f"select i1 {w.op(f'icmp sgt i64 {first}, 0')}, i64 {up}, i64 0")
+        top = w.add(w.sub(g["W"], "1"), first)
+        q_last = w.min(w.sub(wp, "1"), w.op(f"sdiv i64 {top}, {st}"))
+        count = w.sub(w.add(q_last, "1"), q_lo)
+        count = w.op(f"select i1 {w.op(f'icmp sge i64 {top}, 0')}, i64 {count}, i64 0")
+        row = w.gep("%b", w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]))
+        phase = w.mul(w.add(w.mul(pi, st), pj), plane)
+        dst = w.gep(band, w.add(w.add(w.mul(c, chan), phase), w.mul(r, wp)))
+        with w.if_(w.op(f"and i1 {inside}, {w.op(f'icmp sgt i64 {count}, 0')}")):
+            src0 = w.sub(w.mul(q_lo, st), first)  # the input column of value q_lo
+            then, other, join = w.if_else(unit, "row")
+            w.block(then)
+            w.do(
+                f"call void @llvm.memcpy.p0.p0.i64(ptr {w.gep(dst, q_lo)}, ptr {w.gep(row, src0)}, i64 {w.mul(count, '4')}, i1 0)"
+            )
+            w.br(join)
+            w.block(other)
+            with w.loop("q", "0", count) as q:
+                x = w.op(f"load float, ptr {w.gep(row, w.add(src0, w.mul(q, st)))}")
+                w.do(f"store float {x}, ptr {w.gep(dst, w.add(q_lo, q))}")
+            w.br(join)
+            w.block(join)
 
 
 def _store_runs(w: Writer, ep: Epilogue, g, tmp, u0, stop, wp, oy0, i0, mr, acc, epi) -> None:
@@ -191,6 +227,6 @@ def runtime_ir(vw: int) -> str:
     xr_pack_a, which must be in the same module."""
     w = Writer()
     w.lines.append(HEADER)
-    micro_kernel_d(w, vw)
+    micro_kernel(w, vw, direct=True)
     gemm_direct(w, vw)
     return w.text()

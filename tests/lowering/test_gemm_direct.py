@@ -1,9 +1,10 @@
 """f32 convolutions read straight from their input (lowering/kernels/gemm_direct.py): the
 same products as the packed im2col path in the same order, so the results are the same
 bits, on geometries that stress the virtual columns (rows shorter than a tile, several
-runs per tile, asymmetric and large padding, dilation, non-square windows), K over
-several blocks, row panels that end early, a batch, groups, an epilogue with a residual,
-and products split over threads; which convolutions are read directly."""
+runs per tile, asymmetric and large padding, dilation, non-square windows), stride 2 (the
+input's phases), K over several blocks, row panels that end early, a batch, groups, an
+epilogue with a residual, and products split over threads; which convolutions are read
+directly."""
 
 from __future__ import annotations
 
@@ -19,22 +20,28 @@ from .jit_check import random_inputs
 from .test_kernels import F, module, specs_after_selection
 
 CASES = [
-    # data, weight, padding (top, left, bottom, right), dilation, groups
-    ((1, 3, 5, 3), (8, 3, 3, 3), (1, 1, 1, 1), (1, 1), 1),  # OW 3: many runs per tile
-    ((2, 4, 9, 37), (6, 4, 3, 3), (1, 1, 1, 1), (1, 1), 1),  # a batch, runs across tiles
-    ((1, 40, 11, 13), (20, 40, 3, 3), (0, 2, 1, 0), (1, 1), 1),  # K 360: 2 blocks; M 20
-    ((1, 6, 14, 14), (8, 6, 3, 3), (2, 2, 2, 2), (2, 2), 1),  # dilation
-    ((1, 4, 6, 6), (5, 4, 3, 3), (4, 3, 0, 5), (1, 1), 1),  # rows of padding only
-    ((1, 8, 13, 13), (16, 4, 3, 3), (1, 1, 1, 1), (1, 1), 2),  # groups
-    ((1, 2, 10, 10), (4, 2, 1, 3), (0, 1, 0, 1), (1, 1), 1),  # 1x3
-    ((1, 5, 12, 9), (9, 5, 5, 5), (0, 0, 0, 0), (1, 1), 1),  # no padding, 5x5
-    ((1, 16, 7, 7), (160, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1),  # M over one block (144)
+    # data, weight, padding (top, left, bottom, right), dilation, groups, stride
+    ((1, 3, 5, 3), (8, 3, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # OW 3: many runs per tile
+    ((2, 4, 9, 37), (6, 4, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # a batch, runs across tiles
+    ((1, 40, 11, 13), (20, 40, 3, 3), (0, 2, 1, 0), (1, 1), 1, 1),  # K 360: 2 blocks; M 20
+    ((1, 6, 14, 14), (8, 6, 3, 3), (2, 2, 2, 2), (2, 2), 1, 1),  # dilation
+    ((1, 4, 6, 6), (5, 4, 3, 3), (4, 3, 0, 5), (1, 1), 1, 1),  # rows of padding only
+    ((1, 8, 13, 13), (16, 4, 3, 3), (1, 1, 1, 1), (1, 1), 2, 1),  # groups
+    ((1, 2, 10, 10), (4, 2, 1, 3), (0, 1, 0, 1), (1, 1), 1, 1),  # 1x3
+    ((1, 5, 12, 9), (9, 5, 5, 5), (0, 0, 0, 0), (1, 1), 1, 1),  # no padding, 5x5
+    ((1, 16, 7, 7), (160, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # M over one block (144)
+    ((1, 3, 23, 23), (16, 3, 3, 3), (0, 0, 0, 0), (1, 1), 1, 2),  # stride 2: 4 phases
+    ((1, 3, 30, 29), (8, 3, 7, 7), (3, 3, 3, 3), (1, 1), 1, 2),  # 7x7 stem, odd width
+    ((2, 6, 14, 14), (8, 6, 3, 3), (2, 1, 1, 2), (2, 2), 1, 2),  # stride and dilation
+    ((1, 40, 9, 10), (12, 40, 3, 3), (1, 1, 1, 1), (1, 1), 1, 2),  # K 360, stride 2
 ]
 
 
-def conv_body(padding, dilation, groups):
+def conv_body(padding, dilation, groups, stride=1):
     def body(x, r, w, b):
-        c = relay.Conv2DOp(x, w, padding=padding, dilation=dilation, groups=groups)
+        c = relay.Conv2DOp(
+            x, w, strides=(stride, stride), padding=padding, dilation=dilation, groups=groups
+        )
         a = relay.BiasAddOp(c, b, axis=1)
         s = relay.AddOp(a, r)
         return [c, a, s, relay.ReluOp(s)]
@@ -44,16 +51,17 @@ def conv_body(padding, dilation, groups):
 
 def build_both(case, monkeypatch):
     """(direct result, packed result, reference, the direct build's specs)."""
-    x, w, padding, dilation, groups = case
+    x, w, padding, dilation, groups, stride = case
     n, _, h, wd = x
-    oh = h + padding[0] + padding[2] - dilation[0] * (w[2] - 1)
-    ow = wd + padding[1] + padding[3] - dilation[1] * (w[3] - 1)
+    oh = (h + padding[0] + padding[2] - dilation[0] * (w[2] - 1) - 1) // stride + 1
+    ow = (wd + padding[1] + padding[3] - dilation[1] * (w[3] - 1) - 1) // stride + 1
     shapes = [x, (n, w[0], oh, ow), w, (w[0],)]
-    mod = module(shapes, 2, conv_body(padding, dilation, groups))
+    mod = module(shapes, 2, conv_body(padding, dilation, groups, stride))
     arrays = random_inputs([(s, F) for s in shapes], 0)
     params = {f"x{i}": a for i, a in enumerate(arrays) if i >= 2}
     want = xrelay.create_executor("debug", mod, params=params).run(*arrays[:2])[0]
     monkeypatch.setattr(gemm_direct, "MAX_EXTRA", 100.0)  # direct whatever it drops
+    monkeypatch.setattr(gemm_direct, "MIN_K", 1)  # and whatever its K
     direct = xrelay.build(mod, dict(params), cache=False).run(*arrays[:2])[0]
     specs = specs_after_selection(mod)
     monkeypatch.setattr(select_kernels, "DIRECT", False)
@@ -61,7 +69,9 @@ def build_both(case, monkeypatch):
     return direct, packed, want, specs
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0][2]}x{c[0][3]}-{c[1][2]}x{c[1][3]}")
+@pytest.mark.parametrize(
+    "case", CASES, ids=lambda c: f"{c[0][2]}x{c[0][3]}-{c[1][2]}x{c[1][3]}-s{c[5]}"
+)
 def test_direct_columns_are_the_packed_columns(case, monkeypatch):
     direct, packed, want, specs = build_both(case, monkeypatch)
     assert all(spec.direct for spec in specs)
@@ -73,10 +83,11 @@ def test_direct_columns_are_the_packed_columns(case, monkeypatch):
 @pytest.mark.parametrize(
     "case",
     [
-        ((1, 16, 30, 30), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1),  # split along N
-        ((1, 16, 6, 6), (96, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1),  # split along M
+        ((1, 16, 30, 30), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # split along N
+        ((1, 16, 6, 6), (96, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # split along M
+        ((1, 16, 61, 61), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 2),  # N, stride 2
     ],
-    ids=["columns", "rows"],
+    ids=["columns", "rows", "columns-stride-2"],
 )
 def test_direct_columns_split_over_threads(monkeypatch, threads, case):
     """Each thread makes the band of its own output rows (columns split) or of all of
@@ -100,9 +111,12 @@ def window(h, w, k, pad, stride=1, dilation=1):
         (window(7, 7, 3, 1), True),  # 61 virtual columns, 49 pixels: 2 tiles each
         (window(27, 27, 3, 1), False),  # 25 for 23: the dropped columns cost more
         (window(13, 13, 3, 1), False),  # 7 for 6
-        (window(56, 56, 3, 1, stride=2), False),  # strides: the packed path's gathers
+        (window(56, 56, 3, 1, stride=2), True),  # 28 x 29 virtual columns: the phases
+        (window(224, 224, 7, 3, stride=2), True),  # a 7x7 stem: 112 x 115
+        (window(56, 56, 3, 1, stride=3), False),  # stride 3: the packed path's gathers
         (window(56, 56, 1, 0), False),  # 1x1 (with padding): nothing to gain
     ],
 )
 def test_which_convolutions_are_read_directly(geometry, direct):
-    assert direct_pays(geometry) == direct
+    assert direct_pays(geometry, 144) == direct
+    assert not direct_pays(geometry, 27)  # a 3-channel stem: packing costs less
