@@ -40,13 +40,15 @@ from xrelay.lowering.kernels.gemm import (
     panel_width,
     row_height,
 )
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, first_lanes
 
 TILE = 32  # the widest micro-kernel tile, which the choice below assumes
 STRIDES = (1, 2)  # the strides read directly (2: the band holds the input's phases)
 # K from which the tiles that cross an output row (through the scratch tile) cost less
 # than packing: a 3x3 stride-2 stem (K 27) took 0.41 -> 0.51 ms read directly, a 7x7 one
-# (K 147) 1.19 -> 1.09, a 3x3 one of 16 channels (K 144) 0.28 -> 0.25
+# (K 147) 1.19 -> 1.09, a 3x3 one of 16 channels (K 144) 0.28 -> 0.25. Rows shorter than a
+# tile send every tile through the scratch tile: 128 -> 128, stride 2, 28 x 28 outputs
+# took 1.00 -> 1.05 ms
 MIN_K = 64
 MAX_EXTRA = 1.05  # virtual tiles per tile of real pixels at most (the dropped columns)
 
@@ -58,10 +60,13 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 def direct_pays(window: tuple[tuple[int, ...], ...], k: int) -> bool:
     """Is a convolution with this GemmSpec.window (static) and K read directly? Equal
-    strides of 1 or 2, a window larger than 1x1, K of at least MIN_K, and not many more
-    tiles of virtual columns than of pixels."""
+    strides of 1 or 2, a window larger than 1x1, K of at least MIN_K, output rows of a
+    whole tile or more (or at most two tiles in all), and not many more tiles of virtual
+    columns than of pixels."""
     _, (kh, kw), (sh, sw), (_, dw), _, (oh, ow) = window
     if sh != sw or sh not in STRIDES or kh * kw == 1 or min(oh, ow) < 1 or k < MIN_K:
+        return False
+    if ow < TILE and oh * ow > 2 * TILE:  # every tile would cross rows: the scratch path
         return False
     wp = ow + (kw - 1) * dw // sw
     virtual = (oh - 1) * wp + ow
@@ -90,7 +95,7 @@ def gemm_direct(w: Writer, vw: int) -> None:
         floats = w.add(w.mul(channels, chan), str(2 * nr))  # reads run past the last row
         band = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add(floats, '15'), '4')})")
         w.do(f"call void @llvm.memset.p0.i64(ptr {band}, i8 0, i64 {w.mul(floats, '4')}, i1 0)")
-        _fill_band(w, g, band, channels, st, rows, wp, plane, chan, oy0)
+        _fill_band(w, g, band, channels, st, rows, wp, plane, chan, oy0, vw)
         # off[k] for k = (c, i, j): tap (i, j) reads phase ((i DH) % s, (j DW) % s) at row
         # (i DH) / s and value (j DW) / s of the output's
         off = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add('%K', '8'), '8')})")
@@ -151,46 +156,62 @@ def gemm_direct(w: Writer, vw: int) -> None:
             w.do(f"call void @free(ptr {p})")
 
 
-def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0) -> None:
+def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0, vw: int) -> None:
     """The band (zeroed): phase (pi, pj) of channel c holds, at row r and value q, the
-    padded input's row (oy0 + r) s + pi and column q s + pj, i.e. input row
-    (oy0 + r) s + pi - PT and column q s + pj - PL where those lie inside the input. With
-    s = 1 each row is one copy; else the row's values are read at stride s."""
-    unit = w.op(f"icmp eq i64 {st}, 1")
+    padded input's row (oy0 + r) S + pi and column q S + pj, i.e. input row
+    (oy0 + r) S + pi - PT and column q S + pj - PL where those lie inside the input. With
+    S = 1 each row is one copy; with S = 2 an input row gives both column phases: 2 VW
+    values loaded (masked to the input), their even and odd ones stored."""
+    then, other, join = w.if_else(w.op(f"icmp eq i64 {st}, 1"), "unit")
+    w.block(then)
+    lo = w.op(f"call i64 @llvm.smax.i64(i64 {g['PL']}, i64 0)")  # the first value inside
+    skip = w.sub(lo, g["PL"])  # input columns before it
+    count = w.min(w.sub(g["W"], skip), w.sub(wp, lo))
+    some = w.op(f"icmp sgt i64 {count}, 0")
+    with w.if_(some), w.loop("c", "0", channels) as c, w.loop("r", "0", rows) as r:
+        iy = w.sub(w.add(oy0, r), g["PT"])
+        with w.if_(w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")):
+            src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
+            dst = w.gep(band, w.add(w.add(w.mul(c, chan), w.mul(r, wp)), lo))
+            w.do(
+                f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {w.mul(count, '4')}, i1 0)"
+            )
+    w.br(join)
+    w.block(other)  # S = 2
+    n2, v, v2 = 2 * vw, f"<{vw} x float>", f"<{2 * vw} x float>"
+    evens = ", ".join(f"i32 {2 * t}" for t in range(vw))
+    odds = ", ".join(f"i32 {2 * t + 1}" for t in range(vw))
+    ones = "<" + ", ".join(["i1 true"] * n2) + ">"
     with (
         w.loop("c", "0", channels) as c,
-        w.loop("pi", "0", st) as pi,
-        w.loop("pj", "0", st) as pj,
+        w.loop("pi", "0", "2") as pi,
         w.loop("r", "0", rows) as r,
     ):
-        iy = w.sub(w.add(w.mul(w.add(oy0, r), st), pi), g["PT"])
-        inside = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
-        # values q with 0 <= q s - first < W, first = PL - pj: from ceil(first / s)
-        # (0 if first <= 0) to (W - 1 + first) / s (none if that is negative)
-        first = w.sub(g["PL"], pj)
-        up = w.op(f"sdiv i64 {w.add(first, w.sub(st, '1'))}, {st}")
-        q_lo = w.op(f"select i1 {w.op(f'icmp sgt i64 {first}, 0')}, i64 {up}, i64 0")
-        top = w.add(w.sub(g["W"], "1"), first)
-        q_last = w.min(w.sub(wp, "1"), w.op(f"sdiv i64 {top}, {st}"))
-        count = w.sub(w.add(q_last, "1"), q_lo)
-        count = w.op(f"select i1 {w.op(f'icmp sge i64 {top}, 0')}, i64 {count}, i64 0")
-        row = w.gep("%b", w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]))
-        phase = w.mul(w.add(w.mul(pi, st), pj), plane)
-        dst = w.gep(band, w.add(w.add(w.mul(c, chan), phase), w.mul(r, wp)))
-        with w.if_(w.op(f"and i1 {inside}, {w.op(f'icmp sgt i64 {count}, 0')}")):
-            src0 = w.sub(w.mul(q_lo, st), first)  # the input column of value q_lo
-            then, other, join = w.if_else(unit, "row")
-            w.block(then)
-            w.do(
-                f"call void @llvm.memcpy.p0.p0.i64(ptr {w.gep(dst, q_lo)}, ptr {w.gep(row, src0)}, i64 {w.mul(count, '4')}, i1 0)"
+        iy = w.sub(w.add(w.mul(w.add(oy0, r), "2"), pi), g["PT"])
+        with w.if_(w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")):
+            row = w.gep("%b", w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]))
+            dst = w.gep(
+                band, w.add(w.add(w.mul(c, chan), w.mul(w.mul(pi, "2"), plane)), w.mul(r, wp))
             )
-            w.br(join)
-            w.block(other)
-            with w.loop("q", "0", count) as q:
-                x = w.op(f"load float, ptr {w.gep(row, w.add(src0, w.mul(q, st)))}")
-                w.do(f"store float {x}, ptr {w.gep(dst, w.add(q_lo, q))}")
-            w.br(join)
-            w.block(join)
+            with w.loop("q0", "0", wp, str(vw)) as q0:
+                base = w.sub(w.mul(q0, "2"), g["PL"])  # the input column of lane 0
+                lo_t = w.op(f"call i64 @llvm.smax.i64(i64 {w.sub('0', base)}, i64 0)")
+                hi_t = w.op(f"call i64 @llvm.smax.i64(i64 {w.sub(g['W'], base)}, i64 0)")
+                before = first_lanes(w, lo_t, n2)  # lanes left of the input
+                inside = w.op(f"xor <{n2} x i1> {before}, {ones}")
+                inside = w.op(f"and <{n2} x i1> {inside}, {first_lanes(w, hi_t, n2)}")
+                run = w.op(
+                    f"call {v2} @llvm.masked.load.v{n2}f32.p0(ptr {w.gep(row, base)}, i32 4, <{n2} x i1> {inside}, {v2} zeroinitializer)"
+                )
+                keep = first_lanes(w, w.sub(wp, q0), vw)
+                for pj, lanes in ((0, evens), (1, odds)):
+                    part = w.op(f"shufflevector {v2} {run}, {v2} poison, <{vw} x i32> <{lanes}>")
+                    at = w.gep(dst, w.add(w.mul(str(pj), plane), q0))
+                    w.do(
+                        f"call void @llvm.masked.store.v{vw}f32.p0({v} {part}, ptr {at}, i32 4, <{vw} x i1> {keep})"
+                    )
+    w.br(join)
+    w.block(join)
 
 
 def _store_runs(w: Writer, ep: Epilogue, g, tmp, u0, stop, wp, oy0, i0, mr, acc, epi) -> None:

@@ -61,7 +61,8 @@ def build_both(case, monkeypatch):
     params = {f"x{i}": a for i, a in enumerate(arrays) if i >= 2}
     want = xrelay.create_executor("debug", mod, params=params).run(*arrays[:2])[0]
     monkeypatch.setattr(gemm_direct, "MAX_EXTRA", 100.0)  # direct whatever it drops
-    monkeypatch.setattr(gemm_direct, "MIN_K", 1)  # and whatever its K
+    monkeypatch.setattr(gemm_direct, "MIN_K", 1)  # whatever its K
+    monkeypatch.setattr(gemm_direct, "TILE", 1)  # and its rows
     direct = xrelay.build(mod, dict(params), cache=False).run(*arrays[:2])[0]
     specs = specs_after_selection(mod)
     monkeypatch.setattr(select_kernels, "DIRECT", False)
@@ -109,9 +110,10 @@ def window(h, w, k, pad, stride=1, dilation=1):
     [
         (window(55, 55, 3, 1), True),  # 98 virtual tiles for 95 of pixels
         (window(7, 7, 3, 1), True),  # 61 virtual columns, 49 pixels: 2 tiles each
-        (window(27, 27, 3, 1), False),  # 25 for 23: the dropped columns cost more
-        (window(13, 13, 3, 1), False),  # 7 for 6
-        (window(56, 56, 3, 1, stride=2), True),  # 28 x 29 virtual columns: the phases
+        (window(33, 33, 3, 1), False),  # 32 x 35 + 33 virtual columns: 37 tiles for 35
+        (window(14, 14, 3, 1), False),  # rows of 14 and 7 tiles
+        (window(56, 56, 3, 1, stride=2), False),  # rows of 28: every tile crosses one
+        (window(112, 112, 3, 1, stride=2), True),  # 56 x 57 virtual columns: the phases
         (window(224, 224, 7, 3, stride=2), True),  # a 7x7 stem: 112 x 115
         (window(56, 56, 3, 1, stride=3), False),  # stride 3: the packed path's gathers
         (window(56, 56, 1, 0), False),  # 1x1 (with padding): nothing to gain
