@@ -51,7 +51,9 @@ from xrelay.signature import param_name
 WINOGRAD_ATTR = "xrelay.winograd"  # on a transformed weight's parameter: its source
 # per vector width, per tile: fewer input channels make the products too thin
 MIN_INPUT_CHANNELS = {8: {4: 16, 2: 64}, 16: {4: 64, 2: 64}}
-MIN_OUTPUT_CHANNELS = 16
+# per vector width: fewer output channels share the input transform too little (it reads
+# every input channel for each of them; DenseNet-121's 128 -> 32 convolutions)
+MIN_OUTPUT_CHANNELS = {8: 16, 16: 64}
 MIN_TILES = 32  # tiles per term: the GEMM's columns
 
 
@@ -72,7 +74,7 @@ def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
     if not all(isinstance(d, int) for d in shape):
         return None
     n, c, _, _, k, _, kh, kw, _, _, oh, ow = shape
-    if (kh, kw) != (3, 3) or k < MIN_OUTPUT_CHANNELS:
+    if (kh, kw) != (3, 3) or k < MIN_OUTPUT_CHANNELS[vector_width]:
         return None
     for m in sorted(winograd.TILES, reverse=True):
         tiles = n * winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
