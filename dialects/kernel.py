@@ -225,4 +225,33 @@ class LutAttr(RecordAttr[LutSpec]):
     record = LutSpec
 
 
-Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr])
+@dataclass(frozen=True)
+class PoolSpec:
+    """An f32 2-D max pool of `planes` planes [h, w] -> [oh, ow] (lowering/kernels/pool.py,
+    select-kernels): window kh x kw, strides sh, sw, dilation dh, dw, top and left padding
+    pt, pl (the bottom and right follow from the output's size)."""
+
+    planes: int = 1
+    h: int = 1
+    w: int = 1
+    oh: int = 1
+    ow: int = 1
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    dh: int = 1
+    dw: int = 1
+    pt: int = 0
+    pl: int = 0
+
+
+@irdl_attr_definition
+class PoolAttr(RecordAttr[PoolSpec]):
+    """The geometry of a runtime max pool declaration (`select-kernels`)."""
+
+    name = "kernel.pool"
+    record = PoolSpec
+
+
+Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr])

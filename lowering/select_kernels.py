@@ -29,6 +29,7 @@ comparison; `xrelay.build(..., kernels=False)`).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,12 +45,13 @@ from xrelay.dialects.dims import Dim, dim_str, is_dynamic
 from xrelay.dialects.dims import equal as dim_equal
 from xrelay.dialects.dims import normalize as dim_normalize
 from xrelay.dialects.dims import prod as dim_prod
-from xrelay.dialects.kernel import GemmAttr, GemmSpec, size_code
+from xrelay.dialects.kernel import GemmAttr, GemmSpec, PoolAttr, PoolSpec, size_code
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.kernels.gemm_direct import direct_pays
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
+POOLS = True  # f32 max pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 
 
@@ -415,14 +417,54 @@ def gemm_declaration(
     return cache[key]
 
 
+def pool_spec(op: Operation) -> PoolSpec | None:
+    """The runtime max pool's geometry for `op`: an f32 NCHW relay.nn.max_pool2d of static
+    shape; else None."""
+    if not isinstance(op, relay.MaxPool2DOp) or op.attrs.layout != "NCHW":
+        return None
+    if not (_f32(op.data) and _f32(op.results[0])):
+        return None
+    (n, c, h, w), (_, _, oh, ow) = shape_of(op.data), shape_of(op.results[0])
+    if not all(isinstance(d, int) for d in (n, c, h, w, oh, ow)):
+        return None
+    a = op.attrs
+    (kh, kw), (sh, sw), (dh, dw) = a.pool_size, a.strides, a.dilation
+    pt, pl = a.padding[0], a.padding[1]
+    return PoolSpec(n * c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl)
+
+
+def _pool_call(module: ModuleOp, pools: dict[PoolSpec, str], op: Operation) -> bool:
+    """Replace a max pool `pool_spec` accepts by a call of a runtime pool declaration."""
+    spec = pool_spec(op)
+    if spec is None or not POOLS:
+        return False
+    x, y = op.operands[0], op.results[0]
+    if spec not in pools:
+        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+        name = next(f"xr_pool_{i}" for i in itertools.count() if f"xr_pool_{i}" not in taken)
+        decl = func.FuncOp.external(name, [x.type], [y.type])
+        decl.attributes[KERNEL_ATTR] = PoolAttr(spec)
+        module.body.block.add_op(decl)
+        pools[spec] = name
+    call = func.CallOp(pools[spec], [x], [y.type])
+    call.location = op.location
+    Rewriter.replace_op(op, call)
+    return True
+
+
 def select_kernels(module: ModuleOp) -> int:
-    """Rewrite every anchor chain of the module's functions; returns how many."""
+    """Rewrite every anchor chain (and max pool) of the module's functions; returns how
+    many."""
     cache = declaration_cache(module)  # (winograd-convs adds some before)
+    pools: dict[PoolSpec, str] = {}
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
         for op in list(fn.walk()):
             if op.parent is None:  # erased as part of an earlier chain
+                continue
+            if _pool_call(module, pools, op):
+                count += 1
                 continue
             anchor = anchor_of(op)
             if anchor is None:

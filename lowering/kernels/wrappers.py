@@ -12,8 +12,16 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
-from xrelay.dialects.kernel import GemmAttr, GemmSpec, LutAttr, LutSpec, size_index
-from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut
+from xrelay.dialects.kernel import (
+    GemmAttr,
+    GemmSpec,
+    LutAttr,
+    LutSpec,
+    PoolAttr,
+    PoolSpec,
+    size_index,
+)
+from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, pool
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -32,6 +40,17 @@ def kernel_specs(module: ModuleOp) -> dict[str, tuple[GemmSpec, list[Attribute]]
             if isinstance(attr, GemmAttr):
                 specs[op.sym_name.data] = (attr.data, list(op.function_type.inputs))
     return specs
+
+
+def pool_specs(module: ModuleOp) -> dict[str, PoolSpec]:
+    """The max pool declarations of a module (select-kernels): symbol -> spec."""
+    return {
+        op.sym_name.data: attr.data
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and not op.body.blocks
+        and isinstance(attr := op.attributes.get(KERNEL_ATTR), PoolAttr)
+    }
 
 
 def lut_specs(module: ModuleOp) -> dict[str, LutSpec]:
@@ -230,13 +249,14 @@ def float_call(
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
-    GEMM declaration, the entries of split kernels and the buffer arenas; None if it needs
-    none of them."""
+    GEMM declaration, the table lookups and max pools with theirs, the entries of split
+    kernels and the buffer arenas; None if it needs none of them."""
     specs = kernel_specs(module)
     luts = lut_specs(module)
+    pools = pool_specs(module)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
-    if not specs and not luts and not split and not arenas:
+    if not specs and not luts and not pools and not split and not arenas:
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
@@ -255,7 +275,10 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
-    if luts:  # (smin from the GEMM's header)
+    if luts or pools:  # (smin, the masked loads and stores from the GEMM's header)
         runtime = runtime or gemm.HEADER
+    if luts:
         runtime += lut.runtime_ir(luts, runtime, threads)
+    if pools:
+        runtime += pool.runtime_ir(pools, threads, vector_width)
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,0 +1,166 @@
+"""The runtime's f32 2-D max pool (select-kernels: `relay.nn.max_pool2d`, NCHW): `xr_maxpool`
+and one wrapper per declaration (`#kernel.pool`).
+
+    void xr_maxpool(ptr x, ptr y, ptr geo, i64 planes)
+
+geo: 13 i64, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL, and the row buffer's width WB =
+(OW - 1) * SW + (KW - 1) * DW + 1. For each of `planes` planes and each output row, the
+window's rows are reduced into a row buffer first (WB values, -inf where a column lies in
+the padding: the padding never wins), then the window's columns are reduced out of it
+(stride 1: vector loads at each tap's offset; stride 2: loads of two vectors whose even
+values are kept; other strides value by value). The row buffer stays in L1, so each input
+value is read once per window row and each output written once: the linalg lowering's two
+passes wrote and read back partial rows, and their padding's columns a cache line per row.
+`llvm.maximum` as in the lowering (NaN wins). From PARALLEL_MIN outputs the planes are
+split over the thread pool.
+"""
+
+from __future__ import annotations
+
+from xrelay.dialects.kernel import PoolSpec
+from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
+from xrelay.lowering.kernels.parallel import launch, team, unpack
+
+GEO = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "WB")
+PARALLEL_MIN = 1 << 14  # outputs from which the planes are split over threads
+NEG_INF = "0xFFF0000000000000"
+PARAMS = [("ptr", "%x"), ("ptr", "%y"), ("ptr", "%geo"), ("i64", "%planes")]
+
+
+def geometry(spec: PoolSpec) -> list[int]:
+    """The 13 values `geo` points at."""
+    wb = (spec.ow - 1) * spec.sw + (spec.kw - 1) * spec.dw + 1
+    return [spec.h, spec.w, spec.oh, spec.ow, spec.kh, spec.kw, spec.sh, spec.sw, spec.dh,
+            spec.dw, spec.pt, spec.pl, wb]  # fmt: skip
+
+
+def part(w: Writer, vw: int) -> None:
+    """Emit @xr_maxpool_part: xr_maxpool on planes [%p0, %p1)."""
+    v, v2, m = f"<{vw} x float>", f"<{2 * vw} x float>", f"<{vw} x i1>"
+    evens = ", ".join(f"i32 {2 * t}" for t in range(vw))
+    maximum = f"@llvm.maximum.v{vw}f32"
+    low = "<" + ", ".join([f"float {NEG_INF}"] * vw) + ">"
+
+    def max_into(acc: tuple[str, str], x: str) -> None:
+        w.set(acc, w.op(f"call {v} {maximum}({v} {w.get(acc)}, {v} {x})"))
+
+    with w.function("void", "@xr_maxpool_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+        g = {n: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, n in enumerate(GEO)}
+        # the plane's row maxima: OH rows of `stride` values (WB, and room for the last
+        # vectors' reads past it)
+        stride = w.mul(w.op(f"sdiv i64 {w.add(g['WB'], str(3 * vw - 1))}, {vw}"), str(vw))
+        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.mul(g['OH'], stride), '4')})")
+        iota = "<" + ", ".join(f"i64 {t}" for t in range(vw)) + ">"
+        width = splat(w, g["W"], vw, "i64")
+        with w.loop("p", "%p0", "%p1") as p:
+            xp = w.gep("%x", w.mul(p, w.mul(g["H"], g["W"])))
+            yp = w.gep("%y", w.mul(p, w.mul(g["OH"], g["OW"])))
+            # down the window's rows: value q of row oy is input column q - PL (lanes in
+            # the padding load -inf); the maxima stay in registers, stored once
+            with w.loop("oy", "0", g["OH"]) as oy, w.loop("q", "0", g["WB"], str(vw)) as q:
+                col = w.sub(q, g["PL"])
+                lanes = w.op(f"add <{vw} x i64> {iota}, {splat(w, col, vw, 'i64')}")
+                inside = w.op(f"icmp sge <{vw} x i64> {lanes}, zeroinitializer")
+                mask = w.op(f"and {m} {inside}, {w.op(f'icmp slt <{vw} x i64> {lanes}, {width}')}")
+                acc = w.var(v, low)
+                with w.loop("ti", "0", g["KH"]) as ti:
+                    iy = w.sub(w.add(w.mul(oy, g["SH"]), w.mul(ti, g["DH"])), g["PT"])
+                    ok = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
+                    with w.if_(ok):
+                        at = w.gep(xp, w.add(w.mul(iy, g["W"]), col))
+                        x = w.op(
+                            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} {low})"
+                        )
+                        max_into(acc, x)
+                row = w.gep(buf, w.add(w.mul(oy, stride), q))
+                w.do(f"store {v} {w.get(acc)}, ptr {row}, align 4")
+            # along the window's columns: out[ox] = max over tj of row[ox SW + tj DW]
+            for sw in (1, 2):
+                with (
+                    w.if_(w.op(f"icmp eq i64 {g['SW']}, {sw}")),
+                    w.loop("oy", "0", g["OH"]) as oy,
+                    w.loop("ox", "0", g["OW"], str(vw)) as ox,
+                ):
+                    acc = w.var(v, low)
+                    base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, str(sw))))
+                    with w.loop("tj", "0", g["KW"]) as tj:
+                        at = w.gep(base, w.mul(tj, g["DW"]))
+                        if sw == 1:
+                            x = w.op(f"load {v}, ptr {at}, align 4")
+                        else:
+                            pair = w.op(f"load {v2}, ptr {at}, align 4")
+                            x = w.op(
+                                f"shufflevector {v2} {pair}, {v2} poison, <{vw} x i32> <{evens}>"
+                            )
+                        max_into(acc, x)
+                    keep = first_lanes(w, w.sub(g["OW"], ox), vw)
+                    out = w.gep(yp, w.add(w.mul(oy, g["OW"]), ox))
+                    w.do(
+                        f"call void @llvm.masked.store.v{vw}f32.p0({v} {w.get(acc)}, ptr {out}, i32 4, {m} {keep})"
+                    )
+            with (  # other strides: value by value
+                w.if_(w.op(f"icmp sgt i64 {g['SW']}, 2")),
+                w.loop("oy", "0", g["OH"]) as oy,
+                w.loop("ox", "0", g["OW"]) as ox,
+            ):
+                one = w.var("float", NEG_INF)
+                base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, g["SW"])))
+                with w.loop("tj", "0", g["KW"]) as tj:
+                    x = w.op(f"load float, ptr {w.gep(base, w.mul(tj, g['DW']))}")
+                    w.set(one, w.op(f"call float @llvm.maximum.f32(float {w.get(one)}, float {x})"))
+                w.do(f"store float {w.get(one)}, ptr {w.gep(yp, w.add(w.mul(oy, g['OW']), ox))}")
+        w.do(f"call void @free(ptr {buf})")
+
+
+def entry(w: Writer, threads: bool) -> None:
+    """Emit @xr_maxpool: its planes split over the pool's threads from PARALLEL_MIN
+    outputs."""
+    names = ", ".join(f"{t} {p}" for t, p in PARAMS)
+    if threads:
+        with w.function("void", "@xr_maxpool_worker", [("ptr", "%ctx")]):
+            vals = dict(zip((p for _, p in PARAMS), unpack(w, PARAMS)))
+            tid, nt = team(w)
+            lo = w.op(f"sdiv i64 {w.mul(tid, vals['%planes'])}, {nt}")
+            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), vals['%planes'])}, {nt}")
+            args = ", ".join(f"{t} {vals[p]}" for t, p in PARAMS)
+            w.do(f"call void @xr_maxpool_part({args}, i64 {lo}, i64 {hi})")
+    with w.function("void", "@xr_maxpool", PARAMS):
+        if threads:
+            count = w.op("load i32, ptr @xr_num_threads")
+            oh = w.op(f"load i64, ptr {w.gep('%geo', str(GEO.index('OH')), 'i64')}")
+            ow = w.op(f"load i64, ptr {w.gep('%geo', str(GEO.index('OW')), 'i64')}")
+            outputs = w.mul("%planes", w.mul(oh, ow))
+            big = w.op(f"icmp sge i64 {outputs}, {PARALLEL_MIN}")
+            many = w.op(f"and i1 {big}, {w.op(f'icmp sgt i32 {count}, 1')}")
+            many = w.op(f"and i1 {many}, {w.op('icmp sgt i64 %planes, 1')}")
+            pool, alone, join = w.if_else(many, "pool")
+            w.block(pool)
+            launch(w, "@xr_maxpool_worker", PARAMS, count)
+            w.br(join)
+            w.block(alone)
+            w.do(f"call void @xr_maxpool_part({names}, i64 0, i64 %planes)")
+            w.br(join)
+            w.block(join)
+        else:
+            w.do(f"call void @xr_maxpool_part({names}, i64 0, i64 %planes)")
+
+
+def wrapper(w: Writer, name: str, spec: PoolSpec) -> None:
+    """@name(x, y), as to-llvm passes the declaration's static buffers."""
+    values = ", ".join(f"i64 {v}" for v in geometry(spec))
+    w.lines.append(f"@{name}.geo = internal constant [{len(GEO)} x i64] [{values}]")
+    with w.function("void", f"@{name}", [("ptr", "%x"), ("ptr", "%y")], linkage="dso_local"):
+        w.do(f"call void @xr_maxpool(ptr %x, ptr %y, ptr @{name}.geo, i64 {spec.planes})")
+
+
+def runtime_ir(specs: dict[str, PoolSpec], threads: bool, vw: int) -> str:
+    """xr_maxpool for vector width `vw` (on the thread pool with `threads`) and the
+    wrappers of `specs` (declaration name -> spec); the GEMM's header (gemm.HEADER: the
+    masked loads and stores, llvm.maximum, smin / smax, aligned_alloc and free) must be in
+    the module."""
+    w = Writer()
+    part(w, vw)
+    entry(w, threads)
+    for name, spec in specs.items():
+        wrapper(w, name, spec)
+    return w.text()
