@@ -3,6 +3,7 @@ expand_dims, batch_flatten, broadcast_to, strided_slice, take, tile, shape_of.""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -167,9 +168,7 @@ class ReshapeOp(RelayOp):
                 raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {new}")
             new[new.index(-1)] = inferred
         if not equal(_static_numel(new), total):
-            raise ShapeError(
-                f"'{name}' cannot reshape {fmt_type(data)} to {fmt_dims(new)}"
-            )
+            raise ShapeError(f"'{name}' cannot reshape {fmt_type(data)} to {fmt_dims(new)}")
         return [tensor(new, data.element_type)]
 
 
@@ -262,12 +261,12 @@ class SplitOp(RelayOp):
         axis = norm_axis(name, attrs.axis, data.get_num_dims())
         size = shape_of(data)[axis]
         bounds = [0, *attrs.indices, size]
-        if any(b < a for a, b in zip(bounds, bounds[1:])):
+        if any(b < a for a, b in itertools.pairwise(bounds)):
             raise ShapeError(
                 f"'{name}' indices {list(attrs.indices)} must increase within 0..{size}"
             )
         results: list[Attribute] = []
-        for begin, end in zip(bounds, bounds[1:]):
+        for begin, end in itertools.pairwise(bounds):
             shape = list(shape_of(data))
             shape[axis] = end - begin
             results.append(tensor(shape, data.element_type))
