@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xrelay.lowering.kernels.conv_pack import GEO, pack_conv
 from xrelay.lowering.kernels.conv_pack import HEADER as CONV_HEADER
-from xrelay.lowering.kernels.conv_pack import pack_conv
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, team, unpack
 
@@ -263,8 +263,8 @@ def pack(w: Writer, name: str, width: int, prologue: bool = False) -> None:
                         x = pro(load8(w, w.gep(s_p, str(h)), vw=vw), k, vw)
                         w.do(f"store {v} {x}, ptr {w.gep(d_p, str(h))}, align 4")
         if width == 8 and not prologue:  # full panels with contiguous k (A of a dense
-            # product): 8 x 8
-            # blocks read as rows, transposed in registers, written as 8 k of 8 rows each
+            # product): 8 x 8 blocks read as rows, transposed in registers, written as 8 k
+            # of 8 rows each
             unit_k = w.op(f"and i1 {w.op('icmp eq i64 %cs, 1')}, {w.op('icmp ne i64 %rs, 1')}")
             kc8 = w.op("and i64 %kc, -8")
             with w.if_(unit_k), w.loop("p", "0", full_rows, "8") as p:
@@ -358,21 +358,15 @@ IDENTITY_EPILOGUE = (
 def gemm_serial(w: Writer, NR: int, prologue: bool = False, direct: bool = False) -> None:
     height = row_height(NR // 2)
     with w.function("void", "@xr_gemm_serial", PARAMS):
-        if direct:  # geo[12] != 0: a convolution read straight from its input
-            # (kernels/gemm_direct.py)
+        if direct:  # a convolution read straight from its input (kernels/gemm_direct.py):
+            # the geometry's value after conv_pack.GEO is set
             names = ", ".join(f"{t} {n}" for t, n in PARAMS)
-            flag = w.op(
-                "select i1 "
-                + w.op("icmp ne ptr %geo, null")
-                + f", ptr {w.gep('%geo', '12', 'i64')}, ptr @xr_zeros"
-            )
-            then, other, _ = w.if_else(
-                w.op(f"icmp ne i64 {w.op(f'load i64, ptr {flag}')}, 0"), "direct"
-            )
-            w.block(then)
-            w.do(f"call void @xr_gemm_direct({names})")
-            w.do("ret void")
-            w.block(other)
+            with w.if_(w.op("icmp ne ptr %geo, null")):
+                flag = w.op(f"load i64, ptr {w.gep('%geo', str(len(GEO)), 'i64')}")
+                with w.if_(w.op(f"icmp ne i64 {flag}, 0")):
+                    w.do(f"call void @xr_gemm_direct({names})")
+                    w.do("ret void")
+                    w.block(w.label("dead"))  # (the if's branch to its join follows)
         ep = Epilogue(w)
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * KC * 4})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {KC * NC * 4})")

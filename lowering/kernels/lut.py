@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from xrelay.dialects.kernel import LutSpec
 from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
-from xrelay.lowering.kernels.parallel import launch, team, unpack
+from xrelay.lowering.kernels.parallel import split_planes
 
 V = "<64 x i8>"
 PARALLEL_MIN = 1 << 16  # bytes from which the planes are split over threads
@@ -68,30 +68,10 @@ def part(w: Writer) -> None:
 
 def entry(w: Writer, threads: bool) -> None:
     """Emit @xr_lut8: its planes split over the pool's threads from PARALLEL_MIN bytes."""
-    names = ", ".join(f"{t} {p}" for t, p in PARAMS)
-    if threads:
-        with w.function("void", "@xr_lut8_worker", [("ptr", "%ctx")]):
-            vals = dict(zip((p for _, p in PARAMS), unpack(w, PARAMS)))
-            tid, nt = team(w)
-            lo = w.op(f"sdiv i64 {w.mul(tid, vals['%planes'])}, {nt}")
-            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), vals['%planes'])}, {nt}")
-            args = ", ".join(f"{t} {vals[p]}" for t, p in PARAMS)
-            w.do(f"call void @xr_lut8_part({args}, i64 {lo}, i64 {hi})")
-    with w.function("void", "@xr_lut8", PARAMS):
-        if threads:
-            count = w.op("load i32, ptr @xr_num_threads")
-            big = w.op(f"icmp sge i64 {w.mul('%planes', '%plane')}, {PARALLEL_MIN}")
-            many = w.op(f"and i1 {big}, {w.op(f'icmp sgt i32 {count}, 1')}")
-            pool, alone, join = w.if_else(many, "pool")
-            w.block(pool)
-            launch(w, "@xr_lut8_worker", PARAMS, count)
-            w.br(join)
-            w.block(alone)
-            w.do(f"call void @xr_lut8_part({names}, i64 0, i64 %planes)")
-            w.br(join)
-            w.block(join)
-        else:
-            w.do(f"call void @xr_lut8_part({names}, i64 0, i64 %planes)")
+    split_planes(
+        w, "@xr_lut8", PARAMS, "%planes",
+        lambda w: w.op(f"icmp sge i64 {w.mul('%planes', '%plane')}, {PARALLEL_MIN}"), threads,
+    )  # fmt: skip
 
 
 def wrapper(w: Writer, name: str, spec: LutSpec) -> None:

@@ -15,6 +15,7 @@ reads and `Library` sets from XRELAY_NUM_THREADS once the code is loaded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import func
@@ -87,6 +88,43 @@ def launch(
     for k, value in enumerate([*values, *extra]):
         w.do(f"store i64 {value}, ptr {w.gep(ctx, str(k), 'i64')}")
     w.do(f"call void @GOMP_parallel(ptr {worker}, ptr {ctx}, i32 {team_size}, i32 0)")
+
+
+def split_planes(
+    w: Writer,
+    name: str,
+    params: list[tuple[str, str]],
+    planes: str,
+    worth: Callable[[Writer], str],
+    threads: bool,
+) -> None:
+    """Emit `name` (taking `params`): `name`_part(params..., p0, p1) over planes
+    [0, `planes`) (a parameter), split evenly over the pool's threads when `worth(w)` (an
+    i1 computed in the entry from its parameters) holds and more than one thread runs."""
+    part = f"{name}_part"
+    names = ", ".join(f"{t} {p}" for t, p in params)
+    if threads:
+        with w.function("void", f"{name}_worker", [("ptr", "%ctx")]):
+            vals = dict(zip((p for _, p in params), unpack(w, params)))
+            tid, nt = team(w)
+            lo = w.op(f"sdiv i64 {w.mul(tid, vals[planes])}, {nt}")
+            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), vals[planes])}, {nt}")
+            args = ", ".join(f"{t} {vals[p]}" for t, p in params)
+            w.do(f"call void {part}({args}, i64 {lo}, i64 {hi})")
+    with w.function("void", name, params):
+        if not threads:
+            w.do(f"call void {part}({names}, i64 0, i64 {planes})")
+            return
+        count = w.op("load i32, ptr @xr_num_threads")
+        many = w.op(f"and i1 {worth(w)}, {w.op(f'icmp sgt i32 {count}, 1')}")
+        pool, alone, join = w.if_else(many, "pool")
+        w.block(pool)
+        launch(w, f"{name}_worker", params, count)
+        w.br(join)
+        w.block(alone)
+        w.do(f"call void {part}({names}, i64 0, i64 {planes})")
+        w.br(join)
+        w.block(join)
 
 
 def unpack(w: Writer, params: list[tuple[str, str]], named: bool = False) -> list[str]:

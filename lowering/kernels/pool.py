@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from xrelay.dialects.kernel import PoolSpec
 from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
-from xrelay.lowering.kernels.parallel import launch, team, unpack
+from xrelay.lowering.kernels.parallel import split_planes
 
 GEO = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "WB")
 PARALLEL_MIN = 1 << 14  # outputs from which the planes are split over threads
@@ -114,35 +114,16 @@ def part(w: Writer, vw: int) -> None:
 
 def entry(w: Writer, threads: bool) -> None:
     """Emit @xr_maxpool: its planes split over the pool's threads from PARALLEL_MIN
-    outputs."""
-    names = ", ".join(f"{t} {p}" for t, p in PARAMS)
-    if threads:
-        with w.function("void", "@xr_maxpool_worker", [("ptr", "%ctx")]):
-            vals = dict(zip((p for _, p in PARAMS), unpack(w, PARAMS)))
-            tid, nt = team(w)
-            lo = w.op(f"sdiv i64 {w.mul(tid, vals['%planes'])}, {nt}")
-            hi = w.op(f"sdiv i64 {w.mul(w.add(tid, '1'), vals['%planes'])}, {nt}")
-            args = ", ".join(f"{t} {vals[p]}" for t, p in PARAMS)
-            w.do(f"call void @xr_maxpool_part({args}, i64 {lo}, i64 {hi})")
-    with w.function("void", "@xr_maxpool", PARAMS):
-        if threads:
-            count = w.op("load i32, ptr @xr_num_threads")
-            oh = w.op(f"load i64, ptr {w.gep('%geo', str(GEO.index('OH')), 'i64')}")
-            ow = w.op(f"load i64, ptr {w.gep('%geo', str(GEO.index('OW')), 'i64')}")
-            outputs = w.mul("%planes", w.mul(oh, ow))
-            big = w.op(f"icmp sge i64 {outputs}, {PARALLEL_MIN}")
-            many = w.op(f"and i1 {big}, {w.op(f'icmp sgt i32 {count}, 1')}")
-            many = w.op(f"and i1 {many}, {w.op('icmp sgt i64 %planes, 1')}")
-            pool, alone, join = w.if_else(many, "pool")
-            w.block(pool)
-            launch(w, "@xr_maxpool_worker", PARAMS, count)
-            w.br(join)
-            w.block(alone)
-            w.do(f"call void @xr_maxpool_part({names}, i64 0, i64 %planes)")
-            w.br(join)
-            w.block(join)
-        else:
-            w.do(f"call void @xr_maxpool_part({names}, i64 0, i64 %planes)")
+    outputs (and two planes)."""
+
+    def worth(w: Writer) -> str:
+        oh, ow = (
+            w.op(f"load i64, ptr {w.gep('%geo', str(GEO.index(n)), 'i64')}") for n in ("OH", "OW")
+        )
+        big = w.op(f"icmp sge i64 {w.mul('%planes', w.mul(oh, ow))}, {PARALLEL_MIN}")
+        return w.op(f"and i1 {big}, {w.op('icmp sgt i64 %planes, 1')}")
+
+    split_planes(w, "@xr_maxpool", PARAMS, "%planes", worth, threads)
 
 
 def wrapper(w: Writer, name: str, spec: PoolSpec) -> None:

@@ -19,6 +19,7 @@ from xrelay.dialects.kernel import (
     LutSpec,
     PoolAttr,
     PoolSpec,
+    RecordAttr,
     size_index,
 )
 from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, pool
@@ -42,25 +43,16 @@ def kernel_specs(module: ModuleOp) -> dict[str, tuple[GemmSpec, list[Attribute]]
     return specs
 
 
-def pool_specs(module: ModuleOp) -> dict[str, PoolSpec]:
-    """The max pool declarations of a module (select-kernels): symbol -> spec."""
+def declarations(module: ModuleOp, kind: type[RecordAttr]) -> dict:
+    """The runtime declarations of a module whose kernel attribute is a `kind` (LutAttr:
+    qnn-lookup-tables' table lookups, PoolAttr: select-kernels' max pools): symbol ->
+    spec."""
     return {
         op.sym_name.data: attr.data
         for op in module.ops
         if isinstance(op, func.FuncOp)
         and not op.body.blocks
-        and isinstance(attr := op.attributes.get(KERNEL_ATTR), PoolAttr)
-    }
-
-
-def lut_specs(module: ModuleOp) -> dict[str, LutSpec]:
-    """The table lookup declarations of a module (qnn-lookup-tables): symbol -> spec."""
-    return {
-        op.sym_name.data: attr.data
-        for op in module.ops
-        if isinstance(op, func.FuncOp)
-        and not op.body.blocks
-        and isinstance(attr := op.attributes.get(KERNEL_ATTR), LutAttr)
+        and isinstance(attr := op.attributes.get(KERNEL_ATTR), kind)
     }
 
 
@@ -252,8 +244,8 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     GEMM declaration, the table lookups and max pools with theirs, the entries of split
     kernels and the buffer arenas; None if it needs none of them."""
     specs = kernel_specs(module)
-    luts = lut_specs(module)
-    pools = pool_specs(module)
+    luts: dict[str, LutSpec] = declarations(module, LutAttr)
+    pools: dict[str, PoolSpec] = declarations(module, PoolAttr)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
     if not specs and not luts and not pools and not split and not arenas:
