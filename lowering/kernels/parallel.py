@@ -117,14 +117,28 @@ def split_planes(
             return
         count = w.op("load i32, ptr @xr_num_threads")
         many = w.op(f"and i1 {worth(w)}, {w.op(f'icmp sgt i32 {count}, 1')}")
-        pool, alone, join = w.if_else(many, "pool")
-        w.block(pool)
-        launch(w, f"{name}_worker", params, count)
-        w.br(join)
-        w.block(alone)
-        w.do(f"call void {part}({names}, i64 0, i64 {planes})")
-        w.br(join)
-        w.block(join)
+        here = lambda: w.do(f"call void {part}({names}, i64 0, i64 {planes})")
+        launch_or_run(w, many, f"{name}_worker", params, count, here)
+
+
+def launch_or_run(
+    w: Writer,
+    many: str,
+    worker: str,
+    params: list[tuple[str, str]],
+    count: str,
+    here: Callable[[], None],
+) -> None:
+    """If `many` (an i1): `worker` on `count` threads of the pool (`launch`); else what
+    `here()` emits, on the calling thread."""
+    pool, alone, join = w.if_else(many, "pool")
+    w.block(pool)
+    launch(w, worker, params, count)
+    w.br(join)
+    w.block(alone)
+    here()
+    w.br(join)
+    w.block(join)
 
 
 def unpack(w: Writer, params: list[tuple[str, str]], named: bool = False) -> list[str]:
@@ -185,14 +199,7 @@ def entry(
         if not isinstance(extent, int):  # enough work at this size to wake the pool?
             work = w.mul(n, str(max(extent[2], 1)))
             many = w.op(f"and i1 {many}, {w.op(f'icmp sge i64 {work}, {MIN_ITERATIONS}')}")
-        pool, alone, join = w.if_else(many, "pool")
-        w.block(pool)
-        launch(w, f"@{name}.worker", params, count)
-        w.br(join)
-        w.block(alone)
-        call("0", n, names)
-        w.br(join)
-        w.block(join)
+        launch_or_run(w, many, f"@{name}.worker", params, count, lambda: call("0", n, names))
 
 
 def parallel_ir(module: ModuleOp, threads: bool) -> str:
