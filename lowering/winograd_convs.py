@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay, winograd
 from xrelay.dialects.kernel import GemmSpec
+from xrelay.errors import Error
 from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.relay_to_linalg.builder import shape_of
@@ -166,6 +167,6 @@ class WinogradConvs(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         vw = self.vector_width or vector_width()
         if vw not in MIN_INPUT_CHANNELS:
-            raise ValueError(f"winograd-convs: no vector width {vw} (8 or 16)")
+            raise Error(f"winograd-convs: no vector width {vw} (8 or 16)")
         if self.enabled:
             winograd_convs(op, ctx, vw)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xrelay.errors import Error
 from xrelay.lowering.kernels.conv_pack import GEO, pack_conv
 from xrelay.lowering.kernels.conv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.irtext import Writer
@@ -686,7 +687,7 @@ def _columns(w: Writer, v: dict[str, str], lo: str, count: str) -> dict[str, str
 def panel_width(vw: int) -> int:
     """NR, the micro-kernel's tile width (and B's packed panel width) for vector width vw."""
     if vw not in WIDTHS:
-        raise ValueError(f"no GEMM micro-kernel for vector width {vw}")
+        raise Error(f"no GEMM micro-kernel for vector width {vw} (8 or 16)")
     return 2 * vw
 
 

@@ -119,3 +119,18 @@ def test_missing_input_file():
     result = opt("/nonexistent/file.mlir")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "file.mlir" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "pipeline, message",
+    [
+        ("winograd-convs{vector-width=4}", "winograd-convs: no vector width 4 (8 or 16)"),
+        ("prepack-weights{vector-width=4}", "no GEMM micro-kernel for vector width 4 (8 or 16)"),
+    ],
+)
+def test_a_vector_width_no_kernel_has_is_a_user_error(pipeline, message):
+    src = Path(__file__).parents[1] / "filecheck" / "lowering" / "emit-runtime-direct.mlir"
+    result = opt(str(src), "-p", pipeline)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
