@@ -254,4 +254,44 @@ class PoolAttr(RecordAttr[PoolSpec]):
     record = PoolSpec
 
 
-Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr])
+@dataclass(frozen=True)
+class DepthwiseSpec:
+    """An f32 2-D depthwise convolution (lowering/kernels/depthwise.py, select-kernels):
+    `planes` output planes [oh, ow] (images x o channels), each reading input plane
+    [h, w] (image, channel / m) of the image's c, with window kh x kw, strides sh, sw (sw
+    1 or 2), dilation dh, dw and top and left padding pt, pl; then y = acc * scale[ch] +
+    shift[ch] (+ residual), relu, as the GEMM's epilogue (each a flag: the vector or
+    tensor is the declaration's next argument after the input and the weight)."""
+
+    planes: int = 1
+    c: int = 1
+    m: int = 1
+    o: int = 1
+    h: int = 1
+    w: int = 1
+    oh: int = 1
+    ow: int = 1
+    kh: int = 1
+    kw: int = 1
+    sh: int = 1
+    sw: int = 1
+    dh: int = 1
+    dw: int = 1
+    pt: int = 0
+    pl: int = 0
+    scale: bool = False
+    shift: bool = False
+    residual: bool = False
+    relu: bool = False
+
+
+@irdl_attr_definition
+class DepthwiseAttr(RecordAttr[DepthwiseSpec]):
+    """The geometry and epilogue of a runtime depthwise convolution declaration
+    (`select-kernels`)."""
+
+    name = "kernel.depthwise"
+    record = DepthwiseSpec
+
+
+Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, DepthwiseAttr])

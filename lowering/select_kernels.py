@@ -25,6 +25,11 @@ columns from the input as it goes (lowering/kernels/conv_pack.py), never writing
 turns each declaration into a small LLVM function that loops over the batch and calls
 `xr_sgemm`. `select-kernels{enabled=false}` keeps the plain linalg lowerings (for
 comparison; `xrelay.build(..., kernels=False)`).
+
+Also: an f32 NCHW max pool becomes a call of the runtime max pool (`#kernel.pool`,
+lowering/kernels/pool.py), and a convolution with one input channel per group
+(depthwise) with the same epilogue chain a call of the runtime depthwise convolution
+(`#kernel.depthwise`, lowering/kernels/depthwise.py).
 """
 
 from __future__ import annotations
@@ -45,7 +50,15 @@ from xrelay.dialects.dims import Dim, dim_str, is_dynamic
 from xrelay.dialects.dims import equal as dim_equal
 from xrelay.dialects.dims import normalize as dim_normalize
 from xrelay.dialects.dims import prod as dim_prod
-from xrelay.dialects.kernel import GemmAttr, GemmSpec, PoolAttr, PoolSpec, size_code
+from xrelay.dialects.kernel import (
+    DepthwiseAttr,
+    DepthwiseSpec,
+    GemmAttr,
+    GemmSpec,
+    PoolAttr,
+    PoolSpec,
+    size_code,
+)
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.kernels.gemm_direct import direct_pays
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
@@ -53,6 +66,7 @@ from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 POOLS = True  # f32 max pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
+DEPTHWISE = True  # depthwise convolutions on the runtime's kernel (tests turn it off)
 
 
 Affine = tuple[SSAValue | None, SSAValue | None]  # y = x * scale + shift (None: 1, 0)
@@ -466,6 +480,13 @@ def select_kernels(module: ModuleOp) -> int:
             if _pool_call(module, pools, op):
                 count += 1
                 continue
+            if (dw := depthwise_spec(op)) is not None:
+                chain = Chain(Anchor(op, op.weight, op.data, GemmSpec(), 1, dw.o))
+                while (user := single_user(chain.value)) is not None and chain.extend(user):
+                    pass
+                _rewrite_depthwise(module, chain, dw)
+                count += 1
+                continue
             anchor = anchor_of(op)
             if anchor is None:
                 continue
@@ -511,17 +532,92 @@ def _rewrite(
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
     args += list(chain.prologue or ())
     args += size_values  # the run-time sizes of a dynamic spec
+    name = gemm_declaration(module, cache, spec, args, chain.value.type)
+    _replace_chain(chain, e, boundary, name, args)
+
+
+def _replace_chain(
+    chain: Chain, e: Emitter, boundary: Operation | None, name: str, args: list[SSAValue]
+) -> None:
+    """The chain's value computed by a call of `name` on `args` (after the pending ops
+    inserted before the chain's end; `boundary` the op before them), the chain erased."""
     result_type = chain.value.type
-    name = gemm_declaration(module, cache, spec, args, result_type)
     call = func.CallOp(name, args, [result_type])
     y = e.insert(call)
     op = call
     while op is not None and op is not boundary:  # the product's node (profiles name it)
-        op.location = anchor.op.location
+        op.location = chain.anchor.op.location
         op = op.prev_op
     chain.value.replace_all_uses_with(y)
+    rewriter = Rewriter()
     for op in [*reversed(chain.ops), *chain.before]:
         rewriter.erase_op(op)
+
+
+def depthwise_spec(op: Operation) -> DepthwiseSpec | None:
+    """The runtime depthwise convolution's geometry for `op`: an f32 NCHW / OIHW
+    relay.nn.conv2d of static shape with one input channel per group (groups = input
+    channels) and column stride 1 or 2; else None. Its epilogue flags are the chain's."""
+    if not isinstance(op, relay.Conv2DOp) or not DEPTHWISE:
+        return None
+    a = op.attrs
+    if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
+        return None
+    if not all(_f32(v) for v in (op.data, op.weight, op.result)):
+        return None
+    (n, c, h, w), (o, cg, kh, kw) = shape_of(op.data), shape_of(op.weight)
+    _, _, oh, ow = shape_of(op.result)
+    if not all(isinstance(d, int) for d in (n, c, h, w, o, oh, ow)):
+        return None
+    if cg != 1 or a.groups != c or a.strides[1] not in (1, 2):
+        return None
+    (sh, sw), (dh, dw) = a.strides, a.dilation
+    return DepthwiseSpec(
+        n * o, c, o // c, o, h, w, oh, ow, kh, kw, sh, sw, dh, dw, a.padding[0], a.padding[1]
+    )
+
+
+def _rewrite_depthwise(module: ModuleOp, chain: Chain, spec: DepthwiseSpec) -> None:
+    """The depthwise convolution and its chain -> a call of a `#kernel.depthwise`
+    declaration (one per distinct spec and operand types)."""
+    end = chain.ops[-1]
+    boundary = end.prev_op
+    rewriter = Rewriter()
+    for op in chain.pending:
+        rewriter.insert_op(op, InsertPoint.before(end))
+        op.location = end.location
+    e = Emitter(end, None)
+    conv = chain.anchor.op
+    assert isinstance(conv, relay.Conv2DOp)
+    spec = replace(
+        spec,
+        scale=chain.scale is not None,
+        shift=chain.shift is not None,
+        residual=chain.residual is not None,
+        relu=chain.relu,
+    )
+    args = [conv.data, conv.weight]
+    args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
+    types = [v.type for v in args]
+    attr = DepthwiseAttr(spec)
+    name = next(
+        (
+            f.sym_name.data
+            for f in module.ops
+            if isinstance(f, func.FuncOp)
+            and f.attributes.get(KERNEL_ATTR) == attr
+            and list(f.function_type.inputs) == types
+            and list(f.function_type.outputs) == [chain.value.type]
+        ),
+        None,
+    )
+    if name is None:
+        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+        name = next(f"xr_dw_{i}" for i in itertools.count() if f"xr_dw_{i}" not in taken)
+        decl = func.FuncOp.external(name, types, [chain.value.type])
+        decl.attributes[KERNEL_ATTR] = attr
+        module.body.block.add_op(decl)
+    _replace_chain(chain, e, boundary, name, args)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import (
+    DepthwiseAttr,
+    DepthwiseSpec,
     GemmAttr,
     GemmSpec,
     LutAttr,
@@ -22,7 +24,7 @@ from xrelay.dialects.kernel import (
     RecordAttr,
     size_index,
 )
-from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, pool
+from xrelay.lowering.kernels import depthwise, gemm, gemm_direct, igemm, lut, pool
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -241,14 +243,15 @@ def float_call(
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
-    GEMM declaration, the table lookups and max pools with theirs, the entries of split
+    GEMM declaration, the table lookups, max pools and depthwise convolutions with theirs, the entries of split
     kernels and the buffer arenas; None if it needs none of them."""
     specs = kernel_specs(module)
     luts: dict[str, LutSpec] = declarations(module, LutAttr)
     pools: dict[str, PoolSpec] = declarations(module, PoolAttr)
+    convs: dict[str, DepthwiseSpec] = declarations(module, DepthwiseAttr)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
-    if not specs and not luts and not pools and not split and not arenas:
+    if not specs and not luts and not pools and not convs and not split and not arenas:
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
@@ -267,10 +270,12 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
-    if luts or pools:  # (smin, the masked loads and stores from the GEMM's header)
+    if luts or pools or convs:  # (smin, the masked loads and stores, fma: the GEMM's header)
         runtime = runtime or gemm.HEADER
     if luts:
         runtime += lut.runtime_ir(luts, runtime, threads)
     if pools:
         runtime += pool.runtime_ir(pools, threads, vector_width)
+    if convs:
+        runtime += depthwise.runtime_ir(convs, threads, vector_width)
     return pool_ir(threads) + arenas + runtime + w.text() + split

@@ -1,0 +1,138 @@
+"""The runtime's f32 depthwise convolution (lowering/kernels/depthwise.py, chosen by
+select-kernels): against the reference and the linalg lowering, on geometries that stress
+the padded buffer (padding on every side, odd left padding with stride 2, dilation, row
+stride 3, planes narrower than a vector and wider than two, several outputs per input
+channel, one input channel), a batch, the epilogues (batch_norm and relu, bias, a
+residual) and planes split over 1-3 threads; which convolutions it takes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xrelay
+from xrelay.dialects import relay
+from xrelay.dialects.kernel import DepthwiseSpec
+from xrelay.lowering import select_kernels
+
+from .jit_check import random_inputs
+from .test_kernels import F, module, specs_after_selection
+
+CASES = [
+    # data, weight, strides, padding (top, left, bottom, right), dilation
+    ((1, 8, 28, 28), (8, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # ShuffleNet's
+    ((2, 5, 13, 13), (5, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # stride 2, a batch
+    ((1, 4, 11, 40), (4, 1, 3, 3), (2, 2), (0, 0, 1, 1), (1, 1)),  # rows over 2 vectors
+    ((1, 3, 9, 10), (3, 1, 5, 5), (1, 2), (2, 3, 2, 1), (1, 1)),  # odd left pad, stride 2
+    ((1, 3, 12, 35), (3, 1, 3, 3), (3, 1), (2, 2, 2, 2), (2, 2)),  # dilation, row stride 3
+    ((1, 6, 7, 7), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # 8-float rows
+    ((1, 3, 8, 9), (12, 1, 3, 2), (1, 1), (0, 1, 2, 0), (1, 1)),  # 4 outputs per channel
+    ((2, 1, 10, 19), (6, 1, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # one input channel
+]
+
+
+def conv(case, x, w):
+    _, _, strides, padding, dilation = case
+    return relay.Conv2DOp(
+        x, w, strides=strides, padding=padding, dilation=dilation, groups=case[0][1]
+    )
+
+
+def run(mod, params, inputs, kernel: bool):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(select_kernels, "DEPTHWISE", kernel)
+        return xrelay.build(mod, params, cache=False).run(*inputs)[0]
+
+
+def compare(mod, shapes, n_inputs, seed=0):
+    arrays = random_inputs([(s, F) for s in shapes], seed)
+    inputs = arrays[:n_inputs]
+    params = {f"x{i}": a for i, a in enumerate(arrays) if i >= n_inputs}
+    got = run(mod, params, inputs, True)
+    np.testing.assert_allclose(got, run(mod, params, inputs, False), rtol=1e-5, atol=1e-5)
+    want = xrelay.create_executor("debug", mod, params=params).run(*inputs)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def depthwise_specs(mod) -> list[DepthwiseSpec]:
+    return [s for s in specs_after_selection(mod) if isinstance(s, DepthwiseSpec)]
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0] + c[1][:1])))
+def test_the_kernel_gives_the_lowering_s_values(case, threads, monkeypatch):
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    mod = module([case[0], case[1]], 1, lambda x, w: [conv(case, x, w)])
+    compare(mod, [case[0], case[1]], 1)
+    (spec,) = depthwise_specs(mod)
+    assert spec.planes == case[0][0] * case[1][0]
+    assert not (spec.scale or spec.shift or spec.residual or spec.relu)
+
+
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[6]], ids=["s1", "s2", "mult"])
+def test_batch_norm_and_relu_are_its_epilogue(case):
+    o = case[1][0]
+
+    def body(x, w, g, b, m, v):
+        c = conv(case, x, w)
+        bn = relay.BatchNormOp(c, g, b, m, relay.AbsOp(v), epsilon=1e-3)
+        return [c, bn.operands[4].owner, bn, relay.ReluOp(bn)]
+
+    shapes = [case[0], case[1], (o,), (o,), (o,), (o,)]
+    mod = module(shapes, 1, body)
+    compare(mod, shapes, 1)
+    (spec,) = depthwise_specs(mod)
+    assert spec.scale and spec.shift and spec.relu and not spec.residual
+    assert "relay.nn.batch_norm" not in str(_selected(mod))
+
+
+def test_bias_and_residual():
+    case = CASES[0]
+
+    def body(x, w, r, b):
+        c = conv(case, x, w)
+        a = relay.BiasAddOp(c, b, axis=1)
+        return [c, a, relay.AddOp(a, r)]
+
+    shapes = [case[0], case[1], case[0], (case[1][0],)]
+    mod = module(shapes, 1, body)
+    compare(mod, shapes, 1, seed=3)
+    (spec,) = depthwise_specs(mod)
+    assert spec.shift and spec.residual and not spec.scale and not spec.relu
+
+
+def test_weights_given_as_an_input():
+    case = CASES[3]
+    mod = module([case[0], case[1]], 2, lambda x, w: [conv(case, x, w)])
+    compare(mod, [case[0], case[1]], 2)
+
+
+def test_two_convolutions_of_one_geometry_share_a_declaration():
+    case = CASES[0]
+    mod = module(
+        [case[0], case[1], case[1]],
+        1,
+        lambda x, w, v: [a := conv(case, x, w), conv(case, a, v)],
+    )
+    compare(mod, [case[0], case[1], case[1]], 1)
+    assert str(_selected(mod)).count("#kernel.depthwise") == 1
+
+
+def test_other_convolutions_keep_their_paths():
+    """Grouped convolutions with several channels per group stay GEMMs or loops; a column
+    stride of 3 stays linalg."""
+    grouped = module([(1, 8, 9, 9), (8, 2, 3, 3)], 1, lambda x, w: [relay.Conv2DOp(x, w, groups=4)])
+    strided = module(
+        [(1, 4, 9, 9), (4, 1, 3, 3)],
+        1,
+        lambda x, w: [relay.Conv2DOp(x, w, strides=(1, 3), groups=4)],
+    )
+    for mod in (grouped, strided):
+        assert depthwise_specs(mod) == []
+
+
+def _selected(mod):
+    from xrelay.lowering.pipeline import lower
+
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    return work
