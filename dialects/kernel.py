@@ -255,18 +255,19 @@ class PoolAttr(RecordAttr[PoolSpec]):
 
 
 @dataclass(frozen=True)
-class DepthwiseSpec:
-    """An f32 2-D depthwise convolution (lowering/kernels/depthwise.py, select-kernels):
-    `planes` output planes [oh, ow] (images x o channels), each reading input plane
-    [h, w] (image, channel / m) of the image's c, with window kh x kw, strides sh, sw (sw
-    1 or 2), dilation dh, dw and top and left padding pt, pl; then y = acc * scale[ch] +
-    shift[ch] (+ residual), relu, as the GEMM's epilogue (each a flag: the vector or
-    tensor is the declaration's next argument after the input and the weight)."""
+class NarrowConvSpec:
+    """An f32 2-D convolution with few input channels per group (lowering/kernels/
+    narrow_conv.py, select-kernels: depthwise convolutions, stems): `n` images, `groups`
+    groups of `cg` input channels [h, w] and `og` output channels [oh, ow] each; window
+    kh x kw, strides sh, sw (sw 1 or 2), dilation dh, dw, top and left padding pt, pl;
+    then y = acc * scale[ch] + shift[ch] (+ residual), relu, as the GEMM's epilogue (each a
+    flag: the vector or tensor is the declaration's next argument after the input and the
+    weight)."""
 
-    planes: int = 1
-    c: int = 1
-    m: int = 1
-    o: int = 1
+    n: int = 1
+    groups: int = 1
+    cg: int = 1
+    og: int = 1
     h: int = 1
     w: int = 1
     oh: int = 1
@@ -286,12 +287,12 @@ class DepthwiseSpec:
 
 
 @irdl_attr_definition
-class DepthwiseAttr(RecordAttr[DepthwiseSpec]):
-    """The geometry and epilogue of a runtime depthwise convolution declaration
+class NarrowConvAttr(RecordAttr[NarrowConvSpec]):
+    """The geometry and epilogue of a runtime narrow convolution declaration
     (`select-kernels`)."""
 
-    name = "kernel.depthwise"
-    record = DepthwiseSpec
+    name = "kernel.narrow_conv"
+    record = NarrowConvSpec
 
 
-Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, DepthwiseAttr])
+Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, NarrowConvAttr])

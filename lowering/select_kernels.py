@@ -2,7 +2,7 @@
 chain that follows each, become calls of the runtime GEMM (`lowering/kernels/gemm.py`).
 
 An anchor is `relay.nn.dense`, `relay.nn.matmul`, `relay.nn.batch_matmul` or
-`relay.nn.conv2d` (NCHW/OIHW, not depthwise) on f32. Its epilogue is the chain of single
+`relay.nn.conv2d` (NCHW/OIHW, more than 4 input channels per group) on f32. Its epilogue is the chain of single
 users after it, in this order:
 
     (bias_add | add/subtract/multiply by a per-channel vector | batch_norm)*
@@ -27,9 +27,9 @@ turns each declaration into a small LLVM function that loops over the batch and 
 comparison; `xrelay.build(..., kernels=False)`).
 
 Also: an f32 NCHW max pool becomes a call of the runtime max pool (`#kernel.pool`,
-lowering/kernels/pool.py), and a convolution with one input channel per group
-(depthwise) with the same epilogue chain a call of the runtime depthwise convolution
-(`#kernel.depthwise`, lowering/kernels/depthwise.py).
+lowering/kernels/pool.py), and a convolution with at most 4 input channels per group
+(depthwise convolutions, stems) with the same epilogue chain a call of the runtime's
+narrow convolution (`#kernel.narrow_conv`, lowering/kernels/narrow_conv.py).
 """
 
 from __future__ import annotations
@@ -51,22 +51,23 @@ from xrelay.dialects.dims import equal as dim_equal
 from xrelay.dialects.dims import normalize as dim_normalize
 from xrelay.dialects.dims import prod as dim_prod
 from xrelay.dialects.kernel import (
-    DepthwiseAttr,
-    DepthwiseSpec,
     GemmAttr,
     GemmSpec,
+    NarrowConvAttr,
+    NarrowConvSpec,
     PoolAttr,
     PoolSpec,
     size_code,
 )
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.kernels.gemm_direct import direct_pays
+from xrelay.lowering.kernels.narrow_conv import MAX_CG
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 POOLS = True  # f32 max pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
-DEPTHWISE = True  # depthwise convolutions on the runtime's kernel (tests turn it off)
+NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
 
 
 Affine = tuple[SSAValue | None, SSAValue | None]  # y = x * scale + shift (None: 1, 0)
@@ -480,11 +481,12 @@ def select_kernels(module: ModuleOp) -> int:
             if _pool_call(module, pools, op):
                 count += 1
                 continue
-            if (dw := depthwise_spec(op)) is not None:
-                chain = Chain(Anchor(op, op.weight, op.data, GemmSpec(), 1, dw.o))
+            if (narrow := narrow_conv_spec(op)) is not None:
+                o = narrow.groups * narrow.og
+                chain = Chain(Anchor(op, op.weight, op.data, GemmSpec(), 1, o))
                 while (user := single_user(chain.value)) is not None and chain.extend(user):
                     pass
-                _rewrite_depthwise(module, chain, dw)
+                _rewrite_narrow_conv(module, chain, narrow)
                 count += 1
                 continue
             anchor = anchor_of(op)
@@ -554,31 +556,33 @@ def _replace_chain(
         rewriter.erase_op(op)
 
 
-def depthwise_spec(op: Operation) -> DepthwiseSpec | None:
-    """The runtime depthwise convolution's geometry for `op`: an f32 NCHW / OIHW
-    relay.nn.conv2d of static shape with one input channel per group (groups = input
-    channels) and column stride 1 or 2; else None. Its epilogue flags are the chain's."""
-    if not isinstance(op, relay.Conv2DOp) or not DEPTHWISE:
+def narrow_conv_spec(op: Operation) -> NarrowConvSpec | None:
+    """The runtime narrow convolution's geometry for `op`: an f32 NCHW / OIHW
+    relay.nn.conv2d of static shape with at most narrow_conv.MAX_CG input channels per
+    group (depthwise convolutions, RGB stems) and column stride 1 or 2; else None. Its
+    epilogue flags are the chain's."""
+    if not isinstance(op, relay.Conv2DOp) or not NARROW:
         return None
     a = op.attrs
     if a.data_layout != "NCHW" or a.kernel_layout != "OIHW":
         return None
     if not all(_f32(v) for v in (op.data, op.weight, op.result)):
         return None
-    (n, c, h, w), (o, cg, kh, kw) = shape_of(op.data), shape_of(op.weight)
+    (n, _, h, w), (o, cg, kh, kw) = shape_of(op.data), shape_of(op.weight)
     _, _, oh, ow = shape_of(op.result)
-    if not all(isinstance(d, int) for d in (n, c, h, w, o, oh, ow)):
+    if not all(isinstance(d, int) for d in (n, h, w, o, oh, ow)):
         return None
-    if cg != 1 or a.groups != c or a.strides[1] not in (1, 2):
+    if cg > MAX_CG or a.strides[1] not in (1, 2):
         return None
     (sh, sw), (dh, dw) = a.strides, a.dilation
-    return DepthwiseSpec(
-        n * o, c, o // c, o, h, w, oh, ow, kh, kw, sh, sw, dh, dw, a.padding[0], a.padding[1]
+    g = a.groups
+    return NarrowConvSpec(
+        n, g, cg, o // g, h, w, oh, ow, kh, kw, sh, sw, dh, dw, a.padding[0], a.padding[1]
     )
 
 
-def _rewrite_depthwise(module: ModuleOp, chain: Chain, spec: DepthwiseSpec) -> None:
-    """The depthwise convolution and its chain -> a call of a `#kernel.depthwise`
+def _rewrite_narrow_conv(module: ModuleOp, chain: Chain, spec: NarrowConvSpec) -> None:
+    """The narrow convolution and its chain -> a call of a `#kernel.narrow_conv`
     declaration (one per distinct spec and operand types)."""
     end = chain.ops[-1]
     boundary = end.prev_op
@@ -599,7 +603,7 @@ def _rewrite_depthwise(module: ModuleOp, chain: Chain, spec: DepthwiseSpec) -> N
     args = [conv.data, conv.weight]
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
     types = [v.type for v in args]
-    attr = DepthwiseAttr(spec)
+    attr = NarrowConvAttr(spec)
     name = next(
         (
             f.sym_name.data
@@ -613,7 +617,7 @@ def _rewrite_depthwise(module: ModuleOp, chain: Chain, spec: DepthwiseSpec) -> N
     )
     if name is None:
         taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
-        name = next(f"xr_dw_{i}" for i in itertools.count() if f"xr_dw_{i}" not in taken)
+        name = next(f"xr_conv_{i}" for i in itertools.count() if f"xr_conv_{i}" not in taken)
         decl = func.FuncOp.external(name, types, [chain.value.type])
         decl.attributes[KERNEL_ATTR] = attr
         module.body.block.add_op(decl)

@@ -13,18 +13,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
 from xdsl.ir import Attribute
 from xrelay.dialects.kernel import (
-    DepthwiseAttr,
-    DepthwiseSpec,
     GemmAttr,
     GemmSpec,
     LutAttr,
     LutSpec,
+    NarrowConvAttr,
+    NarrowConvSpec,
     PoolAttr,
     PoolSpec,
     RecordAttr,
     size_index,
 )
-from xrelay.lowering.kernels import depthwise, gemm, gemm_direct, igemm, lut, pool
+from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, narrow_conv, pool
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -243,12 +243,12 @@ def float_call(
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
-    GEMM declaration, the table lookups, max pools and depthwise convolutions with theirs, the entries of split
+    GEMM declaration, the table lookups, max pools and narrow convolutions with theirs, the entries of split
     kernels and the buffer arenas; None if it needs none of them."""
     specs = kernel_specs(module)
     luts: dict[str, LutSpec] = declarations(module, LutAttr)
     pools: dict[str, PoolSpec] = declarations(module, PoolAttr)
-    convs: dict[str, DepthwiseSpec] = declarations(module, DepthwiseAttr)
+    convs: dict[str, NarrowConvSpec] = declarations(module, NarrowConvAttr)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
     if not specs and not luts and not pools and not convs and not split and not arenas:
@@ -277,5 +277,5 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     if pools:
         runtime += pool.runtime_ir(pools, threads, vector_width)
     if convs:
-        runtime += depthwise.runtime_ir(convs, threads, vector_width)
+        runtime += narrow_conv.runtime_ir(convs, threads, vector_width)
     return pool_ir(threads) + arenas + runtime + w.text() + split

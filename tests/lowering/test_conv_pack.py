@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import pytest
 from xrelay.dialects import relay
+from xrelay.lowering import select_kernels
 from xrelay.lowering.jit import missing_features, resolve_target
 
 from .test_kernels import check, specs_after_selection
+
+
+@pytest.fixture(autouse=True)
+def gemm_only(monkeypatch):
+    """Convolutions with few input channels per group stay GEMMs here (this module tests
+    the GEMM's columns; the narrow convolution has its own tests: test_narrow_conv)."""
+    monkeypatch.setattr(select_kernels, "NARROW", False)
+
 
 CASES = [
     # data, weight, strides, padding (top, left, bottom, right), dilation, groups

@@ -19,6 +19,14 @@ from xrelay.lowering.kernels.gemm_direct import direct_pays
 from .jit_check import random_inputs
 from .test_kernels import F, module, specs_after_selection
 
+
+@pytest.fixture(autouse=True)
+def gemm_only(monkeypatch):
+    """Convolutions with few input channels per group stay GEMMs here (this module tests
+    the GEMM's columns; the narrow convolution has its own tests: test_narrow_conv)."""
+    monkeypatch.setattr(select_kernels, "NARROW", False)
+
+
 CASES = [
     # data, weight, padding (top, left, bottom, right), dilation, groups, stride
     ((1, 3, 5, 3), (8, 3, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # OW 3: many runs per tile

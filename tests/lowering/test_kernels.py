@@ -15,6 +15,7 @@ from xrelay.dialects import relay
 from xrelay.dialects.dtypes import tensor_type
 from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
+from xrelay.lowering import select_kernels
 from xrelay.lowering.kernels.wrappers import batch_split
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.select_kernels import KERNEL_ATTR
@@ -84,7 +85,8 @@ CONVS = [
 
 @pytest.mark.parametrize("conv", CONVS, ids=lambda c: "x".join(map(str, c[1])))
 @pytest.mark.parametrize("weights", ["input", "param"])
-def test_conv_bias_relu(conv, weights):
+def test_conv_bias_relu(conv, weights, monkeypatch):
+    monkeypatch.setattr(select_kernels, "NARROW", False)  # (few input channels: GEMMs here)
     x, w, strides, padding, dilation, groups = conv
 
     def body(xv, wv, bv):
@@ -365,7 +367,7 @@ def test_a_batch_norm_read_twice_or_a_windowed_conv_keeps_it():
 
 
 def test_depthwise_conv_is_no_gemm():
-    """A depthwise convolution is the runtime's depthwise kernel (test_depthwise_kernel),
+    """A depthwise convolution is the runtime's narrow convolution (test_narrow_conv),
     not a GEMM of 9-long products."""
 
     def body(x, w):
@@ -391,9 +393,10 @@ def shuffled(value, groups: int) -> list:
         ((2, 8, 7, 6), (16, 2, 3, 3), (1, 1, 1, 1)),  # window, a batch of 2
     ],
 )
-def test_grouped_conv_writes_its_channel_shuffle(x, w, padding):
+def test_grouped_conv_writes_its_channel_shuffle(x, w, padding, monkeypatch):
     """conv(groups=4) -> bias -> relu -> channel shuffle over the 4 groups: the GEMM writes
     the shuffled channels itself (group C stride H*W, row stride 4*H*W); no transpose left."""
+    monkeypatch.setattr(select_kernels, "NARROW", False)  # (few input channels: GEMMs here)
 
     def body(xv, wv, bv):
         c = relay.Conv2DOp(xv, wv, padding=padding, groups=4)
@@ -428,9 +431,10 @@ def test_grouped_conv_groups_split_over_threads(monkeypatch, threads, groups):
     assert batch_split(spec, True) and spec.batch[0][0] == groups
 
 
-def test_channel_shuffle_over_other_groups_or_after_a_residual_stays():
+def test_channel_shuffle_over_other_groups_or_after_a_residual_stays(monkeypatch):
     """A shuffle over a count other than the convolution's groups, or after a residual add
     (read in C's layout), stays a transpose after the call."""
+    monkeypatch.setattr(select_kernels, "NARROW", False)
 
     def other_groups(xv, wv):
         c = relay.Conv2DOp(xv, wv, groups=4)

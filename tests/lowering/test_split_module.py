@@ -17,13 +17,13 @@ from xrelay.lowering import artifact, compile_worker
 from xrelay.lowering import jit as jit_module
 from xrelay.lowering.split_module import split_module
 
-# two GEMMs (the runtime's part), pooling and softmax kernels, internal constants used by
+# two GEMMs (the runtime's part; 5 input channels, not a narrow convolution), pooling and softmax kernels, internal constants used by
 # kernels in different parts
 MODULE = """
-func.func @main(%x: tensor<1x3x16x16xf32>, %w1: tensor<8x3x3x3xf32>,
+func.func @main(%x: tensor<1x5x16x16xf32>, %w1: tensor<8x5x3x3xf32>,
                 %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
   %0 = relay.nn.conv2d %x, %w1 {padding = array<i64: 1, 1, 1, 1>}
-      : (tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x16x16xf32>
+      : (tensor<1x5x16x16xf32>, tensor<8x5x3x3xf32>) -> tensor<1x8x16x16xf32>
   %1 = relay.nn.relu %0 : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   %2 = relay.nn.max_pool2d %1 {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}
       : (tensor<1x8x16x16xf32>) -> tensor<1x8x8x8xf32>
@@ -37,9 +37,9 @@ func.func @main(%x: tensor<1x3x16x16xf32>, %w1: tensor<8x3x3x3xf32>,
 
 def _inputs():
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    x = rng.standard_normal((1, 5, 16, 16)).astype(np.float32)
     params = {
-        "w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32),
+        "w1": rng.standard_normal((8, 5, 3, 3)).astype(np.float32),
         "w2": rng.standard_normal((8, 8, 3, 3)).astype(np.float32),
     }
     return x, params

@@ -10,7 +10,7 @@
 // CHECK-SAME:   define dso_local void @xr_gemm_0(ptr %a, ptr %b, ptr %c)
 // CHECK-SAME:   call void @xr_sgemm({{.*}}, ptr @xr_gemm_0.geo)
 // CHECK-NOT:  linalg.generic
-func.func @main(%x: tensor<1x2x5x6xf32> {xrelay.name = "x"}, %w: tensor<4x2x3x3xf32> {xrelay.name = "w"}) -> tensor<1x4x3x2xf32> {
-  %c = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>} : (tensor<1x2x5x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x2xf32>
+func.func @main(%x: tensor<1x5x5x6xf32> {xrelay.name = "x"}, %w: tensor<4x5x3x3xf32> {xrelay.name = "w"}) -> tensor<1x4x3x2xf32> {
+  %c = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>} : (tensor<1x5x5x6xf32>, tensor<4x5x3x3xf32>) -> tensor<1x4x3x2xf32>
   func.return %c : tensor<1x4x3x2xf32>
 }

@@ -27,14 +27,14 @@ func.func @main(%x: tensor<8x16xf32> {xrelay.name = "x"}, %w: tensor<4x16xf32> {
 // A convolution's weights (A) are packed per group in panels of the micro-kernel's rows:
 // 6 with AVX2 (8 -> 12 rows), 8 with AVX-512 (8 rows, no padding).
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    tensor<216xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 8, k = 18, panel = 6>}
+// CHECK-SAME:    tensor<540xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 8, k = 45, panel = 6>}
 // CHECK:         func.func private @xr_gemm_1
 // CHECK-SAME:    a_packed = true, mpad = 12, window = {{\[}}[4, 4], [3, 3], [1, 1], [1, 1], [0, 0], [2, 2]]>
-// WIDE:          tensor<144xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 8, k = 18, panel = 8>}
+// WIDE:          tensor<360xf32> {xrelay.name = "w.packed3", xrelay.param, xrelay.pack = #kernel.pack<source = "w", operand = "a", rows = 8, k = 45, panel = 8>}
 // WIDE:          func.func private @xr_gemm_1
 // WIDE-SAME:     a_packed = true, mpad = 8, window
-func.func @main(%x: tensor<1x2x4x4xf32> {xrelay.name = "x"}, %w: tensor<8x2x3x3xf32> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x2x2xf32> {
-  %c = relay.nn.conv2d %x, %w : (tensor<1x2x4x4xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x2x2xf32>
+func.func @main(%x: tensor<1x5x4x4xf32> {xrelay.name = "x"}, %w: tensor<8x5x3x3xf32> {xrelay.name = "w", xrelay.param}) -> tensor<1x8x2x2xf32> {
+  %c = relay.nn.conv2d %x, %w : (tensor<1x5x4x4xf32>, tensor<8x5x3x3xf32>) -> tensor<1x8x2x2xf32>
   func.return %c : tensor<1x8x2x2xf32>
 }
 

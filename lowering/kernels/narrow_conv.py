@@ -1,0 +1,241 @@
+"""The runtime's f32 convolution for few input channels per group (select-kernels:
+`#kernel.narrow_conv`): depthwise convolutions (one input channel per group) and stems
+(three input channels), NCHW, whose GEMM would have 1-4 input channels' taps per product
+(K of 9 to 147): too short to pay for a tile's loads and stores. One function per
+declaration, its geometry and epilogue compiled in.
+
+    void @name(ptr x, ptr w, [ptr scale], [ptr shift], [ptr residual], ptr y)
+
+A unit of work is an image, a group and a block of OB of its OG output channels. Per unit:
+
+- the group's CG input planes are copied into a zero-padded buffer (PT rows and PL columns
+  before each, as many zero rows and columns after it as the windows and the last vectors
+  reach); with column stride 2 each padded row is stored as its two phases, the even and
+  the odd columns, so every tap of a vector of outputs is one contiguous load. A thread
+  copies a group once for all its consecutive units of that group;
+- for each output row, one or two vectors of it at a time: each tap (c, i, j) is one load,
+  multiplied into the OB channels' sums with the tap's weights (fused multiply-adds, the
+  weights broadcast; for a depthwise convolution once per unit), then the epilogue
+  y = acc * scale[o] + shift[o] (+ residual), relu, and one (masked) store per vector.
+
+The buffer is allocated and zeroed once per call and thread; its padding stays zero since
+each copy writes the same interior. From PARALLEL_MIN outputs the units are split over
+the thread pool. Output rows end in a masked vector: the GEMM's 32-column tiles crossed
+output rows and went through a scratch tile there.
+"""
+
+from __future__ import annotations
+
+from xrelay.dialects.kernel import NarrowConvSpec
+from xrelay.lowering.kernels.irtext import Writer, concat, first_lanes, splat
+from xrelay.lowering.kernels.parallel import split_planes
+
+PARALLEL_MIN = 1 << 14  # outputs from which the units are split over threads
+MAX_CG = 4  # input channels per group (select-kernels: narrow_conv_spec)
+PARAMS = [
+    ("ptr", "%x"), ("ptr", "%w"), ("ptr", "%sc"), ("ptr", "%sh"), ("ptr", "%res"),
+    ("ptr", "%y"), ("i64", "%units"),
+]  # fmt: skip
+
+
+def block(og: int) -> int:
+    """OB: the output channels of a unit, the largest divisor of OG up to 8."""
+    return max(d for d in range(1, min(og, 8) + 1) if og % d == 0)
+
+
+def width(spec: NarrowConvSpec, vw: int) -> int:
+    """The vector width of the spec's rows: 8 floats for output rows of at most 8 (a
+    16-float vector would be more than half padding), else the host's."""
+    return 8 if spec.ow <= 8 else vw
+
+
+def layout(spec: NarrowConvSpec, vw: int) -> tuple[int, int, int]:
+    """(rows, phase length, phases) of one padded plane: its rows cover the input's and
+    every window's; each of the `phases` (the column stride) holds what the output vectors
+    read (up to the last pair of vectors' end) and what the copy writes (whole vectors)."""
+    phases = spec.sw
+    rows = max(spec.pt + spec.h, (spec.oh - 1) * spec.sh + (spec.kh - 1) * spec.dh + 1)
+    reach = -(-spec.ow // (2 * vw)) * 2 * vw + (spec.kw - 1) * spec.dw // phases
+    written = (spec.pl + phases - 1) // phases + -(-spec.w // (phases * vw)) * vw
+    length = -(-max(reach, written) // 16) * 16
+    return rows, length, phases
+
+
+def _copy(w: Writer, spec: NarrowConvSpec, vw: int, src: str, dst: str, length: int) -> None:
+    """The input plane at `src` into the padded plane at `dst`."""
+    v, m = f"<{vw} x float>", f"<{vw} x i1>"
+    phases = spec.sw
+    wb = phases * length
+
+    def load(at: str, count: str) -> str:
+        mask = first_lanes(w, count, vw)
+        return w.op(
+            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} zeroinitializer)"
+        )
+
+    with w.loop("iy", "0", str(spec.h)) as iy:
+        row = w.gep(src, w.mul(iy, str(spec.w)))
+        out = w.gep(dst, w.mul(w.add(iy, str(spec.pt)), str(wb)))
+        if phases == 1:
+            with w.loop("c", "0", str(spec.w), str(vw)) as c:
+                val = load(w.gep(row, c), w.sub(str(spec.w), c))
+                w.do(f"store {v} {val}, ptr {w.gep(out, w.add(c, str(spec.pl)))}, align 4")
+        else:
+            with w.loop("c", "0", str(spec.w), str(2 * vw)) as c:
+                rest = w.sub(str(spec.w), c)
+                lo = load(w.gep(row, c), rest)
+                hi = load(w.gep(row, w.add(c, str(vw))), w.sub(rest, str(vw)))
+                pair = concat(w, [lo, hi], vw, "float")
+                half = w.op(f"sdiv i64 {c}, 2")
+                # input column c + 2t + first is padded column c + 2t + first + PL
+                for first in (0, 1):
+                    lanes = ", ".join(f"i32 {2 * t + first}" for t in range(vw))
+                    col = first + spec.pl
+                    val = w.op(
+                        f"shufflevector <{2 * vw} x float> {pair}, <{2 * vw} x float> poison, <{vw} x i32> <{lanes}>"
+                    )
+                    at = w.gep(out, w.add(half, str((col % 2) * length + col // 2)))
+                    w.do(f"store {v} {val}, ptr {at}, align 4")
+
+
+def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
+    """Emit `name`_part(PARAMS, p0, p1): the units [p0, p1)."""
+    v, m = f"<{vw} x float>", f"<{vw} x i1>"
+    rows, length, phases = layout(spec, vw)
+    wb = phases * length  # floats per padded row
+    plane = rows * wb  # floats per padded plane
+    taps = spec.cg * spec.kh * spec.kw
+    ob = block(spec.og)
+    blocks = spec.og // ob
+    per_image = spec.groups * blocks
+    o_all = spec.groups * spec.og
+    plane_in, plane_out = spec.h * spec.w, spec.oh * spec.ow
+    fma = f"@llvm.fma.v{vw}f32"
+    # two vectors of a row at a time where the sums fit the registers (and the row has two)
+    pairs = 2 if spec.ow > vw and ob * 2 * vw <= 256 else 1
+    keep_weights = taps * ob <= 9  # a depthwise unit's weights stay in registers
+
+    with w.function("void", f"{name}_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+        floats = spec.cg * plane
+        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {-(-floats * 4 // 64) * 64})")
+        with w.loop("z", "0", str(floats), str(vw)) as z:
+            w.do(f"store {v} zeroinitializer, ptr {w.gep(buf, z)}, align 4")
+        loaded = w.var("i64", "-1", "loaded")  # the (image, group) in the buffer
+        with w.loop("u", "%p0", "%p1") as u:
+            image = w.op(f"sdiv i64 {u}, {per_image}")
+            rem = w.op(f"srem i64 {u}, {per_image}")
+            group = w.op(f"sdiv i64 {rem}, {blocks}")
+            first_o = w.add(
+                w.mul(group, str(spec.og)), w.mul(w.op(f"srem i64 {rem}, {blocks}"), str(ob))
+            )
+            key = w.add(w.mul(image, str(spec.groups)), group)
+            with w.if_(w.op(f"icmp ne i64 {key}, {w.get(loaded)}")):
+                w.set(loaded, key)
+                xp = w.gep("%x", w.mul(w.mul(key, str(spec.cg)), str(plane_in)))
+                for c in range(spec.cg):
+                    _copy(
+                        w,
+                        spec,
+                        vw,
+                        w.gep(xp, str(c * plane_in)),
+                        w.gep(buf, str(c * plane)),
+                        length,
+                    )
+            wbase = w.gep("%w", w.mul(first_o, str(taps)))
+
+            def weight(b: int, t: int) -> str:
+                at = w.gep(wbase, str(b * taps + t))
+                return splat(w, w.op(f"load float, ptr {at}"), vw, "float")
+
+            kept = (
+                [[weight(b, t) for t in range(taps)] for b in range(ob)] if keep_weights else None
+            )
+            scales, shifts = [], []
+            for b in range(ob):
+                o = w.add(first_o, str(b))
+                if spec.scale:
+                    scales.append(splat(w, w.op(f"load float, ptr {w.gep('%sc', o)}"), vw, "float"))
+                if spec.shift:
+                    shifts.append(splat(w, w.op(f"load float, ptr {w.gep('%sh', o)}"), vw, "float"))
+            out0 = w.mul(w.add(w.mul(image, str(o_all)), first_o), str(plane_out))
+            with (
+                w.loop("oy", "0", str(spec.oh)) as oy,
+                w.loop("ox", "0", str(spec.ow), str(pairs * vw)) as ox,
+            ):
+                accs = [["zeroinitializer"] * pairs for _ in range(ob)]
+                for c in range(spec.cg):
+                    for ti in range(spec.kh):
+                        r = w.add(w.mul(oy, str(spec.sh)), str(ti * spec.dh))
+                        row = w.gep(buf, w.add(w.mul(r, str(wb)), str(c * plane)))
+                        for tj in range(spec.kw):
+                            off = tj * spec.dw
+                            at = w.gep(row, w.add(ox, str((off % phases) * length + off // phases)))
+                            xs = [
+                                w.op(f"load {v}, ptr {w.gep(at, str(q * vw))}, align 4")
+                                for q in range(pairs)
+                            ]
+                            t = (c * spec.kh + ti) * spec.kw + tj
+                            for b in range(ob):
+                                wt = kept[b][t] if kept else weight(b, t)
+                                for q in range(pairs):
+                                    accs[b][q] = w.op(
+                                        f"call {v} {fma}({v} {xs[q]}, {v} {wt}, {v} {accs[b][q]})"
+                                    )
+                for q in range(pairs):
+                    col = w.add(ox, str(q * vw))
+                    keep = first_lanes(w, w.sub(str(spec.ow), col), vw)
+                    at = w.add(w.mul(oy, str(spec.ow)), col)
+                    for b in range(ob):
+                        acc = accs[b][q]
+                        if spec.scale:
+                            acc = w.op(f"fmul {v} {acc}, {scales[b]}")
+                        if spec.shift:
+                            acc = w.op(f"fadd {v} {acc}, {shifts[b]}")
+                        where = w.add(w.add(out0, str(b * plane_out)), at)
+                        if spec.residual:
+                            res = w.op(
+                                f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%res', where)}, i32 4, {m} {keep}, {v} zeroinitializer)"
+                            )
+                            acc = w.op(f"fadd {v} {acc}, {res}")
+                        if spec.relu:
+                            acc = w.op(
+                                f"call {v} @llvm.maximum.v{vw}f32({v} {acc}, {v} zeroinitializer)"
+                            )
+                        w.do(
+                            f"call void @llvm.masked.store.v{vw}f32.p0({v} {acc}, ptr {w.gep('%y', where)}, i32 4, {m} {keep})"
+                        )
+        w.do(f"call void @free(ptr {buf})")
+
+
+def units(spec: NarrowConvSpec) -> int:
+    """The units of work: images x groups x blocks of OB output channels."""
+    return spec.n * spec.groups * (spec.og // block(spec.og))
+
+
+def runtime_ir(specs: dict[str, NarrowConvSpec], threads: bool, vw: int) -> str:
+    """One function per declaration of `specs` (name -> spec) for vector width `vw` (on
+    the thread pool with `threads`); the GEMM's header (gemm.HEADER: the fused
+    multiply-adds, masked loads and stores, llvm.maximum, smin, aligned_alloc and free)
+    must be in the module."""
+    w = Writer()
+    for name, spec in specs.items():
+        part(w, f"@{name}.conv", spec, width(spec, vw))
+        count = units(spec)
+        outputs = spec.n * spec.groups * spec.og * spec.oh * spec.ow
+        big = outputs >= PARALLEL_MIN and count > 1
+
+        def worth(w: Writer, big: bool = big) -> str:
+            return "true" if big else "false"
+
+        split_planes(w, f"@{name}.conv", PARAMS, "%units", worth, threads)
+        flags = (("%sc", spec.scale), ("%sh", spec.shift), ("%res", spec.residual))
+        params = [
+            ("ptr", "%x"),
+            ("ptr", "%w"),
+            *(("ptr", p) for p, on in flags if on),
+            ("ptr", "%y"),
+        ]
+        with w.function("void", f"@{name}", params, linkage="dso_local"):
+            args = ["ptr %x", "ptr %w", *(f"ptr {p if on else 'null'}" for p, on in flags)]
+            w.do(f"call void @{name}.conv({', '.join(args)}, ptr %y, i64 {count})")
+    return w.text()
