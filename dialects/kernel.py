@@ -227,9 +227,10 @@ class LutAttr(RecordAttr[LutSpec]):
 
 @dataclass(frozen=True)
 class PoolSpec:
-    """An f32 2-D max pool of `planes` planes [h, w] -> [oh, ow] (lowering/kernels/pool.py,
-    select-kernels): window kh x kw, strides sh, sw, dilation dh, dw, top and left padding
-    pt, pl (the bottom and right follow from the output's size)."""
+    """An f32 2-D max pool (`average`: average pool) of `planes` planes [h, w] -> [oh, ow]
+    (lowering/kernels/pool.py, select-kernels): window kh x kw, strides sh, sw, dilation
+    dh, dw, top and left padding pt, pl (the bottom and right follow from the output's
+    size)."""
 
     planes: int = 1
     h: int = 1
@@ -244,6 +245,7 @@ class PoolSpec:
     dw: int = 1
     pt: int = 0
     pl: int = 0
+    average: bool = False
 
 
 @irdl_attr_definition

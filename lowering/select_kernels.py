@@ -26,7 +26,7 @@ turns each declaration into a small LLVM function that loops over the batch and 
 `xr_sgemm`. `select-kernels{enabled=false}` keeps the plain linalg lowerings (for
 comparison; `xrelay.build(..., kernels=False)`).
 
-Also: an f32 NCHW max pool becomes a call of the runtime max pool (`#kernel.pool`,
+Also: an f32 NCHW max or average pool becomes a call of the runtime pool (`#kernel.pool`,
 lowering/kernels/pool.py), and a convolution with at most 4 input channels per group
 (depthwise convolutions, stems) with the same epilogue chain a call of the runtime's
 narrow convolution (`#kernel.narrow_conv`, lowering/kernels/narrow_conv.py).
@@ -63,9 +63,10 @@ from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.kernels.gemm_direct import direct_pays
 from xrelay.lowering.kernels.narrow_conv import MAX_CG
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
+from xrelay.lowering.relay_to_linalg.nn import avg_pool_divisors
 
 KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
-POOLS = True  # f32 max pools on the runtime's kernel (tests turn it off)
+POOLS = True  # f32 max and average pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
 
@@ -433,9 +434,9 @@ def gemm_declaration(
 
 
 def pool_spec(op: Operation) -> PoolSpec | None:
-    """The runtime max pool's geometry for `op`: an f32 NCHW relay.nn.max_pool2d of static
-    shape; else None."""
-    if not isinstance(op, relay.MaxPool2DOp) or op.attrs.layout != "NCHW":
+    """The runtime pool's geometry for `op`: an f32 NCHW relay.nn.max_pool2d or
+    relay.nn.avg_pool2d of static shape; else None."""
+    if not isinstance(op, relay.MaxPool2DOp | relay.AvgPool2DOp) or op.attrs.layout != "NCHW":
         return None
     if not (_f32(op.data) and _f32(op.results[0])):
         return None
@@ -445,23 +446,31 @@ def pool_spec(op: Operation) -> PoolSpec | None:
     a = op.attrs
     (kh, kw), (sh, sw), (dh, dw) = a.pool_size, a.strides, a.dilation
     pt, pl = a.padding[0], a.padding[1]
-    return PoolSpec(n * c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl)
+    average = isinstance(op, relay.AvgPool2DOp)
+    return PoolSpec(n * c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, average)
 
 
 def _pool_call(module: ModuleOp, pools: dict[PoolSpec, str], op: Operation) -> bool:
-    """Replace a max pool `pool_spec` accepts by a call of a runtime pool declaration."""
+    """Replace a pool `pool_spec` accepts by a call of a runtime pool declaration (an
+    average pool's divisors, the lowering's, a constant [OH, OW] after its input)."""
     spec = pool_spec(op)
     if spec is None or not POOLS:
         return False
     x, y = op.operands[0], op.results[0]
+    args: list[SSAValue] = [x]
+    if spec.average:
+        divisors = relay.ConstantOp(avg_pool_divisors(op).astype(np.float32))
+        Rewriter.insert_op(divisors, InsertPoint.before(op))
+        divisors.location = op.location
+        args.append(divisors.results[0])
     if spec not in pools:
         taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
         name = next(f"xr_pool_{i}" for i in itertools.count() if f"xr_pool_{i}" not in taken)
-        decl = func.FuncOp.external(name, [x.type], [y.type])
+        decl = func.FuncOp.external(name, [a.type for a in args], [y.type])
         decl.attributes[KERNEL_ATTR] = PoolAttr(spec)
         module.body.block.add_op(decl)
         pools[spec] = name
-    call = func.CallOp(pools[spec], [x], [y.type])
+    call = func.CallOp(pools[spec], args, [y.type])
     call.location = op.location
     Rewriter.replace_op(op, call)
     return True

@@ -1,7 +1,9 @@
-"""The runtime's f32 2-D max pool (select-kernels: `relay.nn.max_pool2d`, NCHW): `xr_maxpool`
-and one wrapper per declaration (`#kernel.pool`).
+"""The runtime's f32 2-D max and average pools (select-kernels: `relay.nn.max_pool2d`,
+`relay.nn.avg_pool2d`, NCHW): `xr_maxpool`, `xr_avgpool` and one wrapper per declaration
+(`#kernel.pool`).
 
-    void xr_maxpool(ptr x, ptr y, ptr geo, i64 planes)
+    void xr_maxpool(ptr x, ptr y, ptr geo, i64 planes, ptr d)
+    void xr_avgpool(ptr x, ptr y, ptr geo, i64 planes, ptr d)
 
 geo: 13 i64, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL, and the row buffer's width WB =
 (OW - 1) * SW + (KW - 1) * DW + 1. For each of `planes` planes and each output row, the
@@ -11,8 +13,11 @@ the padding: the padding never wins), then the window's columns are reduced out 
 values are kept; other strides value by value). The row buffer stays in L1, so each input
 value is read once per window row and each output written once: the linalg lowering's two
 passes wrote and read back partial rows, and their padding's columns a cache line per row.
-`llvm.maximum` as in the lowering (NaN wins). From PARALLEL_MIN outputs the planes are
-split over the thread pool.
+`llvm.maximum` as in the lowering (NaN wins). An average pool sums instead (the padding
+adds 0) and divides each sum by its divisor d[oy * OW + ox] (the lowering's: the taps on
+the input, and on the padding with count_include_pad), as the lowering's separable passes
+do (d is unused by a max pool). From PARALLEL_MIN outputs the planes are split over the
+thread pool.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from xrelay.lowering.kernels.parallel import split_planes
 GEO = ("H", "W", "OH", "OW", "KH", "KW", "SH", "SW", "DH", "DW", "PT", "PL", "WB")
 PARALLEL_MIN = 1 << 14  # outputs from which the planes are split over threads
 NEG_INF = "0xFFF0000000000000"
-PARAMS = [("ptr", "%x"), ("ptr", "%y"), ("ptr", "%geo"), ("i64", "%planes")]
+PARAMS = [("ptr", "%x"), ("ptr", "%y"), ("ptr", "%geo"), ("i64", "%planes"), ("ptr", "%d")]
 
 
 def geometry(spec: PoolSpec) -> list[int]:
@@ -34,17 +39,25 @@ def geometry(spec: PoolSpec) -> list[int]:
             spec.dw, spec.pt, spec.pl, wb]  # fmt: skip
 
 
-def part(w: Writer, vw: int) -> None:
-    """Emit @xr_maxpool_part: xr_maxpool on planes [%p0, %p1)."""
+def name(average: bool) -> str:
+    return "@xr_avgpool" if average else "@xr_maxpool"
+
+
+def part(w: Writer, vw: int, average: bool = False) -> None:
+    """Emit `name(average)`_part: the pool on planes [%p0, %p1)."""
     v, v2, m = f"<{vw} x float>", f"<{2 * vw} x float>", f"<{vw} x i1>"
     evens = ", ".join(f"i32 {2 * t}" for t in range(vw))
     maximum = f"@llvm.maximum.v{vw}f32"
-    low = "<" + ", ".join([f"float {NEG_INF}"] * vw) + ">"
+    low = "zeroinitializer" if average else "<" + ", ".join([f"float {NEG_INF}"] * vw) + ">"
+    scalar_low = "0.0" if average else NEG_INF
 
     def max_into(acc: tuple[str, str], x: str) -> None:
-        w.set(acc, w.op(f"call {v} {maximum}({v} {w.get(acc)}, {v} {x})"))
+        if average:
+            w.set(acc, w.op(f"fadd {v} {w.get(acc)}, {x}"))
+        else:
+            w.set(acc, w.op(f"call {v} {maximum}({v} {w.get(acc)}, {v} {x})"))
 
-    with w.function("void", "@xr_maxpool_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+    with w.function("void", f"{name(average)}_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
         g = {n: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, n in enumerate(GEO)}
         # the plane's row maxima: OH rows of `stride` values (WB, and room for the last
         # vectors' reads past it)
@@ -94,26 +107,44 @@ def part(w: Writer, vw: int) -> None:
                             )
                         max_into(acc, x)
                     keep = first_lanes(w, w.sub(g["OW"], ox), vw)
-                    out = w.gep(yp, w.add(w.mul(oy, g["OW"]), ox))
+                    at = w.add(w.mul(oy, g["OW"]), ox)
+                    result = w.get(acc)
+                    if average:
+                        ones = "<" + ", ".join(["float 1.0"] * vw) + ">"
+                        d = w.op(
+                            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%d', at)}, i32 4, {m} {keep}, {v} {ones})"
+                        )
+                        result = w.op(f"fdiv {v} {result}, {d}")
                     w.do(
-                        f"call void @llvm.masked.store.v{vw}f32.p0({v} {w.get(acc)}, ptr {out}, i32 4, {m} {keep})"
+                        f"call void @llvm.masked.store.v{vw}f32.p0({v} {result}, ptr {w.gep(yp, at)}, i32 4, {m} {keep})"
                     )
             with (  # other strides: value by value
                 w.if_(w.op(f"icmp sgt i64 {g['SW']}, 2")),
                 w.loop("oy", "0", g["OH"]) as oy,
                 w.loop("ox", "0", g["OW"]) as ox,
             ):
-                one = w.var("float", NEG_INF)
+                one = w.var("float", scalar_low)
                 base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, g["SW"])))
                 with w.loop("tj", "0", g["KW"]) as tj:
                     x = w.op(f"load float, ptr {w.gep(base, w.mul(tj, g['DW']))}")
-                    w.set(one, w.op(f"call float @llvm.maximum.f32(float {w.get(one)}, float {x})"))
-                w.do(f"store float {w.get(one)}, ptr {w.gep(yp, w.add(w.mul(oy, g['OW']), ox))}")
+                    if average:
+                        w.set(one, w.op(f"fadd float {w.get(one)}, {x}"))
+                    else:
+                        w.set(
+                            one,
+                            w.op(f"call float @llvm.maximum.f32(float {w.get(one)}, float {x})"),
+                        )
+                at = w.add(w.mul(oy, g["OW"]), ox)
+                result = w.get(one)
+                if average:
+                    d = w.op(f"load float, ptr {w.gep('%d', at)}")
+                    result = w.op(f"fdiv float {result}, {d}")
+                w.do(f"store float {result}, ptr {w.gep(yp, at)}")
         w.do(f"call void @free(ptr {buf})")
 
 
-def entry(w: Writer, threads: bool) -> None:
-    """Emit @xr_maxpool: its planes split over the pool's threads from PARALLEL_MIN
+def entry(w: Writer, threads: bool, average: bool = False) -> None:
+    """Emit `name(average)`: its planes split over the pool's threads from PARALLEL_MIN
     outputs (and two planes)."""
 
     def worth(w: Writer) -> str:
@@ -123,25 +154,31 @@ def entry(w: Writer, threads: bool) -> None:
         big = w.op(f"icmp sge i64 {w.mul('%planes', w.mul(oh, ow))}, {PARALLEL_MIN}")
         return w.op(f"and i1 {big}, {w.op('icmp sgt i64 %planes, 1')}")
 
-    split_planes(w, "@xr_maxpool", PARAMS, "%planes", worth, threads)
+    split_planes(w, name(average), PARAMS, "%planes", worth, threads)
 
 
-def wrapper(w: Writer, name: str, spec: PoolSpec) -> None:
-    """@name(x, y), as to-llvm passes the declaration's static buffers."""
+def wrapper(w: Writer, symbol: str, spec: PoolSpec) -> None:
+    """@symbol(x, [d], y), as to-llvm passes the declaration's static buffers (an average
+    pool's divisors after its input)."""
     values = ", ".join(f"i64 {v}" for v in geometry(spec))
-    w.lines.append(f"@{name}.geo = internal constant [{len(GEO)} x i64] [{values}]")
-    with w.function("void", f"@{name}", [("ptr", "%x"), ("ptr", "%y")], linkage="dso_local"):
-        w.do(f"call void @xr_maxpool(ptr %x, ptr %y, ptr @{name}.geo, i64 {spec.planes})")
+    w.lines.append(f"@{symbol}.geo = internal constant [{len(GEO)} x i64] [{values}]")
+    params = [("ptr", "%x"), *([("ptr", "%d")] if spec.average else []), ("ptr", "%y")]
+    d = "%d" if spec.average else "null"
+    with w.function("void", f"@{symbol}", params, linkage="dso_local"):
+        w.do(
+            f"call void {name(spec.average)}(ptr %x, ptr %y, ptr @{symbol}.geo, i64 {spec.planes}, ptr {d})"
+        )
 
 
 def runtime_ir(specs: dict[str, PoolSpec], threads: bool, vw: int) -> str:
-    """xr_maxpool for vector width `vw` (on the thread pool with `threads`) and the
-    wrappers of `specs` (declaration name -> spec); the GEMM's header (gemm.HEADER: the
-    masked loads and stores, llvm.maximum, smin / smax, aligned_alloc and free) must be in
-    the module."""
+    """xr_maxpool and xr_avgpool (those `specs` use) for vector width `vw` (on the thread
+    pool with `threads`) and the wrappers of `specs` (declaration name -> spec); the GEMM's
+    header (gemm.HEADER: the masked loads and stores, llvm.maximum, smin / smax,
+    aligned_alloc and free) must be in the module."""
     w = Writer()
-    part(w, vw)
-    entry(w, threads)
-    for name, spec in specs.items():
-        wrapper(w, name, spec)
+    for average in sorted({spec.average for spec in specs.values()}):
+        part(w, vw, average)
+        entry(w, threads, average)
+    for symbol, spec in specs.items():
+        wrapper(w, symbol, spec)
     return w.text()

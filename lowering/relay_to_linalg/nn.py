@@ -639,7 +639,7 @@ def _taps_within(out: int, pool: int, stride: int, dilation: int, lo: int, hi: i
     return ((taps >= lo) & (taps < hi)).sum(axis=1)
 
 
-def _avg_pool_divisors(op) -> np.ndarray:
+def avg_pool_divisors(op) -> np.ndarray:
     """What an average pool divides each output cell's sum by, over the output's spatial
     shape: the taps on input cells, plus those on explicit padding if count_include_pad
     (never the cells only ceil mode reads), at least 1. A window is a box, so its count is
@@ -698,7 +698,7 @@ def lower_pool(e: Emitter, op) -> SSAValue:
         y = _pool_loops(e, op, pad_spatial(e, op.data, begins, ends, fill), kind, out_shape, elem)
     if is_max:
         return y
-    divisors = e.constant(_avg_pool_divisors(op).astype(numpy_dtype(elem)))
+    divisors = e.constant(avg_pool_divisors(op).astype(numpy_dtype(elem)))
     rank_out = 2 + n_sp
     maps = [identity(rank_out), amap(rank_out, dims(rank_out)[2:])]
     return e.map([y, divisors], out_shape, elem, lambda b: b.binary("div", *b.args[:2]), maps)

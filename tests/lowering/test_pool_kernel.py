@@ -1,9 +1,10 @@
-"""The runtime's f32 max pool (lowering/kernels/pool.py, chosen by select-kernels): the
-linalg lowering's results, NaN and infinities included, on geometries that stress the row
+"""The runtime's f32 max and average pools (lowering/kernels/pool.py, chosen by
+select-kernels): the linalg lowering's results, NaN and infinities included, on geometries that stress the row
 buffer (padding on every side and wider than the window's reach, ceil mode's extra
 windows, dilation, strides 1, 2 and 3, windows of one row or column, planes narrower than
-a vector), a batch, and planes split over 1-3 threads; against the reference; which pools
-it takes."""
+a vector), a batch, and planes split over 1-3 threads; against the reference; average
+pools with and without count_include_pad (the same bits as the lowering where it sums a
+window's rows first, else within rounding); which pools it takes."""
 
 from __future__ import annotations
 
@@ -30,16 +31,17 @@ CASES = [
 ]
 
 
-def build(case, kernel: bool, values=None):
+def build(case, kernel: bool, kind: str = "max"):
     x, pool, strides, padding, dilation, ceil = case
 
     def body(v):
-        return [
-            relay.MaxPool2DOp(
-                v, pool_size=pool, strides=strides, padding=padding, dilation=dilation,
-                ceil_mode=ceil,
-            )
-        ]  # fmt: skip
+        attrs = {
+            "pool_size": pool, "strides": strides, "padding": padding, "dilation": dilation,
+            "ceil_mode": ceil,
+        }  # fmt: skip
+        if kind == "max":
+            return [relay.MaxPool2DOp(v, **attrs)]
+        return [relay.AvgPool2DOp(v, count_include_pad=kind == "avg-pad", **attrs)]
 
     mod = module([x], 1, body)
     with pytest.MonkeyPatch.context() as mp:
@@ -79,13 +81,36 @@ def test_the_kernel_gives_the_lowering_s_values(case, threads, monkeypatch):
     assert any(KERNEL_ATTR in op.attributes for op in work.ops)
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("kind", ["avg", "avg-pad"])
+@pytest.mark.parametrize(
+    "case", CASES, ids=lambda c: f"{c[0][2]}x{c[0][3]}-k{c[1][0]}{c[1][1]}-s{c[2][1]}"
+)
+def test_average_pools(case, kind, threads, monkeypatch):
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    mod, lib = build(case, True, kind)
+    _, plain = build(case, False, kind)
+    x = inputs(case[0])
+    if min(case[1]) > 1:  # the lowering sums the window's rows first too
+        np.testing.assert_array_equal(lib.run(x)[0], plain.run(x)[0])  # (NaN where NaN)
+    finite = np.random.default_rng(1).standard_normal(case[0]).astype(F)
+    got = lib.run(finite)[0]
+    np.testing.assert_allclose(got, plain.run(finite)[0], rtol=1e-6, atol=1e-6)
+    ref = xrelay.create_executor("debug", mod, params={}).run(finite)[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    assert "relay.nn.avg_pool2d" not in str(work)
+    assert any(KERNEL_ATTR in op.attributes for op in work.ops)
+
+
 def test_other_pools_keep_the_lowering():
-    """NHWC, 8-bit values and average pools stay linalg."""
+    """NHWC pools and 1-D pools stay linalg."""
     nhwc = module(
-        [(1, 6, 6, 4)], 1, lambda v: [relay.MaxPool2DOp(v, pool_size=(2, 2), layout="NHWC")]
+        [(1, 6, 6, 4)], 1, lambda v: [relay.AvgPool2DOp(v, pool_size=(2, 2), layout="NHWC")]
     )
-    avg = module([(1, 4, 6, 6)], 1, lambda v: [relay.AvgPool2DOp(v, pool_size=(2, 2))])
-    for mod in (nhwc, avg):
+    one_d = module([(1, 4, 6)], 1, lambda v: [relay.AvgPool1DOp(v, pool_size=(2,))])
+    for mod in (nhwc, one_d):
         work = mod.clone()
         lower(work, stop_after="select-kernels")
         assert not any(KERNEL_ATTR in op.attributes for op in work.ops)
