@@ -297,4 +297,40 @@ class NarrowConvAttr(RecordAttr[NarrowConvSpec]):
     record = NarrowConvSpec
 
 
-Kernel = Dialect("kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, NarrowConvAttr])
+@dataclass(frozen=True)
+class WinogradSpec:
+    """An f32 Winograd F(m x m, 3 x 3) transform of `planes` planes (lowering/kernels/
+    winograd.py, select-kernels). Input (`output` false): [h, w] planes, padded by `top`
+    and `left` (zeros past the input), into the [(m+2)^2, planes, th, tw + 1] tiles of
+    relay.nn.winograd_input. Output: the [(m+2)^2, planes, th, tw] products into [h, w]
+    planes (the convolution's output, cropped), then y * scale[ch] + shift[ch]
+    (+ residual), relu, ch = plane % channels (each a flag: the vector or tensor is the
+    declaration's next argument)."""
+
+    output: bool = False
+    m: int = 4
+    planes: int = 1
+    channels: int = 1
+    h: int = 1
+    w: int = 1
+    th: int = 1
+    tw: int = 1
+    top: int = 0
+    left: int = 0
+    scale: bool = False
+    shift: bool = False
+    residual: bool = False
+    relu: bool = False
+
+
+@irdl_attr_definition
+class WinogradAttr(RecordAttr[WinogradSpec]):
+    """The geometry of a runtime Winograd transform declaration (`select-kernels`)."""
+
+    name = "kernel.winograd"
+    record = WinogradSpec
+
+
+Kernel = Dialect(
+    "kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, NarrowConvAttr, WinogradAttr]
+)

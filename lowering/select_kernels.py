@@ -57,6 +57,8 @@ from xrelay.dialects.kernel import (
     NarrowConvSpec,
     PoolAttr,
     PoolSpec,
+    WinogradAttr,
+    WinogradSpec,
     size_code,
 )
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
@@ -69,6 +71,7 @@ KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 POOLS = True  # f32 max and average pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
+TRANSFORMS = True  # Winograd transforms on the runtime's kernels (tests turn them off)
 
 
 Affine = tuple[SSAValue | None, SSAValue | None]  # y = x * scale + shift (None: 1, 0)
@@ -476,6 +479,56 @@ def _pool_call(module: ModuleOp, pools: dict[PoolSpec, str], op: Operation) -> b
     return True
 
 
+def winograd_spec(op: Operation) -> WinogradSpec | None:
+    """The runtime transform's geometry for an f32 relay.nn.winograd_input or
+    winograd_output (static shapes: their verifier checks); else None."""
+    if not TRANSFORMS or not isinstance(op, relay.WinogradInputOp | relay.WinogradOutputOp):
+        return None
+    if not all(_f32(v) for v in (*op.operands, op.results[0])):
+        return None
+    a = op.attrs
+    if isinstance(op, relay.WinogradInputOp):
+        n, c, h, w = shape_of(op.data)
+        _, _, _, th, tw1 = shape_of(op.result)
+        top, left = a.padding[0], a.padding[1]
+        return WinogradSpec(False, a.tile, n * c, c, h, w, th, tw1 - 1, top, left)
+    _, n, k, th, tw = shape_of(op.data)
+    oh, ow = a.size
+    flags = {"scale": a.scale, "shift": a.shift, "residual": a.residual, "relu": a.relu}
+    return WinogradSpec(True, a.tile, n * k, k, oh, ow, th, tw, **flags)
+
+
+def _winograd_call(module: ModuleOp, op: Operation) -> bool:
+    """Replace a Winograd transform `winograd_spec` accepts by a call of a runtime
+    transform declaration (one per distinct spec and operand types)."""
+    spec = winograd_spec(op)
+    if spec is None:
+        return False
+    args, result = list(op.operands), op.results[0]
+    types = [v.type for v in args]
+    attr = WinogradAttr(spec)
+    name = next(
+        (
+            f.sym_name.data
+            for f in module.ops
+            if isinstance(f, func.FuncOp)
+            and f.attributes.get(KERNEL_ATTR) == attr
+            and list(f.function_type.inputs) == types
+        ),
+        None,
+    )
+    if name is None:
+        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+        name = next(f"xr_wino_{i}" for i in itertools.count() if f"xr_wino_{i}" not in taken)
+        decl = func.FuncOp.external(name, types, [result.type])
+        decl.attributes[KERNEL_ATTR] = attr
+        module.body.block.add_op(decl)
+    call = func.CallOp(name, args, [result.type])
+    call.location = op.location
+    Rewriter.replace_op(op, call)
+    return True
+
+
 def select_kernels(module: ModuleOp) -> int:
     """Rewrite every anchor chain (and max pool) of the module's functions; returns how
     many."""
@@ -487,7 +540,7 @@ def select_kernels(module: ModuleOp) -> int:
         for op in list(fn.walk()):
             if op.parent is None:  # erased as part of an earlier chain
                 continue
-            if _pool_call(module, pools, op):
+            if _pool_call(module, pools, op) or _winograd_call(module, op):
                 count += 1
                 continue
             if (narrow := narrow_conv_spec(op)) is not None:

@@ -678,7 +678,8 @@ class WinogradInputOp(RelayOp):
     columns and holds one more tile, read from the rows of tiles laid end to end (its
     last two columns are the next row's first two): the row transforms are then one
     contiguous run. Each tile d becomes B^T d B. Result [(m+2)^2, N, C, TH, TW + 1]; the
-    extra tiles are scratch that the product skips.
+    extra tiles are scratch that the product skips (their values are unspecified: the
+    runtime's transform, lowering/kernels/winograd.py, does not compute them as above).
 
     %v = relay.nn.winograd_input %x {tile = 4 : i64, padding = array<i64: 1, 1, 1, 1>}
         : (tensor<1x8x8x8xf32>) -> tensor<36x1x8x2x3xf32>

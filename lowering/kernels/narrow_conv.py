@@ -11,8 +11,8 @@ A unit of work is an image, a group and a block of OB of its OG output channels.
 - the group's CG input planes are copied into a zero-padded buffer (PT rows and PL columns
   before each, as many zero rows and columns after it as the windows and the last vectors
   reach); with column stride 2 each padded row is stored as its two phases, the even and
-  the odd columns, so every tap of a vector of outputs is one contiguous load. A thread
-  copies a group once for all its consecutive units of that group;
+  the odd columns (padded.py), so every tap of a vector of outputs is one contiguous
+  load. A thread copies a group once for all its consecutive units of that group;
 - for each output row, one or two vectors of it at a time: each tap (c, i, j) is one load,
   multiplied into the OB channels' sums with the tap's weights (fused multiply-adds, the
   weights broadcast; for a depthwise convolution once per unit), then the epilogue
@@ -27,7 +27,8 @@ output rows and went through a scratch tile there.
 from __future__ import annotations
 
 from xrelay.dialects.kernel import NarrowConvSpec
-from xrelay.lowering.kernels.irtext import Writer, concat, first_lanes, splat
+from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
+from xrelay.lowering.kernels.padded import copy_plane, written
 from xrelay.lowering.kernels.parallel import split_planes
 
 PARALLEL_MIN = 1 << 14  # outputs from which the units are split over threads
@@ -56,46 +57,8 @@ def layout(spec: NarrowConvSpec, vw: int) -> tuple[int, int, int]:
     phases = spec.sw
     rows = max(spec.pt + spec.h, (spec.oh - 1) * spec.sh + (spec.kh - 1) * spec.dh + 1)
     reach = -(-spec.ow // (2 * vw)) * 2 * vw + (spec.kw - 1) * spec.dw // phases
-    written = (spec.pl + phases - 1) // phases + -(-spec.w // (phases * vw)) * vw
-    length = -(-max(reach, written) // 16) * 16
+    length = -(-max(reach, written(spec.w, spec.pl, phases, vw)) // 16) * 16
     return rows, length, phases
-
-
-def _copy(w: Writer, spec: NarrowConvSpec, vw: int, src: str, dst: str, length: int) -> None:
-    """The input plane at `src` into the padded plane at `dst`."""
-    v, m = f"<{vw} x float>", f"<{vw} x i1>"
-    phases = spec.sw
-    wb = phases * length
-
-    def load(at: str, count: str) -> str:
-        mask = first_lanes(w, count, vw)
-        return w.op(
-            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} zeroinitializer)"
-        )
-
-    with w.loop("iy", "0", str(spec.h)) as iy:
-        row = w.gep(src, w.mul(iy, str(spec.w)))
-        out = w.gep(dst, w.mul(w.add(iy, str(spec.pt)), str(wb)))
-        if phases == 1:
-            with w.loop("c", "0", str(spec.w), str(vw)) as c:
-                val = load(w.gep(row, c), w.sub(str(spec.w), c))
-                w.do(f"store {v} {val}, ptr {w.gep(out, w.add(c, str(spec.pl)))}, align 4")
-        else:
-            with w.loop("c", "0", str(spec.w), str(2 * vw)) as c:
-                rest = w.sub(str(spec.w), c)
-                lo = load(w.gep(row, c), rest)
-                hi = load(w.gep(row, w.add(c, str(vw))), w.sub(rest, str(vw)))
-                pair = concat(w, [lo, hi], vw, "float")
-                half = w.op(f"sdiv i64 {c}, 2")
-                # input column c + 2t + first is padded column c + 2t + first + PL
-                for first in (0, 1):
-                    lanes = ", ".join(f"i32 {2 * t + first}" for t in range(vw))
-                    col = first + spec.pl
-                    val = w.op(
-                        f"shufflevector <{2 * vw} x float> {pair}, <{2 * vw} x float> poison, <{vw} x i32> <{lanes}>"
-                    )
-                    at = w.gep(out, w.add(half, str((col % 2) * length + col // 2)))
-                    w.do(f"store {v} {val}, ptr {at}, align 4")
 
 
 def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
@@ -133,14 +96,9 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
                 w.set(loaded, key)
                 xp = w.gep("%x", w.mul(w.mul(key, str(spec.cg)), str(plane_in)))
                 for c in range(spec.cg):
-                    _copy(
-                        w,
-                        spec,
-                        vw,
-                        w.gep(xp, str(c * plane_in)),
-                        w.gep(buf, str(c * plane)),
-                        length,
-                    )
+                    src, dst = w.gep(xp, str(c * plane_in)), w.gep(buf, str(c * plane))
+                    size, before = (spec.h, spec.w), (spec.pt, spec.pl)
+                    copy_plane(w, vw, src, dst, size, before, phases, length)
             wbase = w.gep("%w", w.mul(first_o, str(taps)))
 
             def weight(b: int, t: int) -> str:

@@ -22,9 +22,11 @@ from xrelay.dialects.kernel import (
     PoolAttr,
     PoolSpec,
     RecordAttr,
+    WinogradAttr,
+    WinogradSpec,
     size_index,
 )
-from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, narrow_conv, pool
+from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, narrow_conv, pool, winograd
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -243,15 +245,16 @@ def float_call(
 
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
-    GEMM declaration, the table lookups, max pools and narrow convolutions with theirs, the entries of split
+    GEMM declaration, the table lookups, max pools, narrow convolutions and Winograd transforms with theirs, the entries of split
     kernels and the buffer arenas; None if it needs none of them."""
     specs = kernel_specs(module)
     luts: dict[str, LutSpec] = declarations(module, LutAttr)
     pools: dict[str, PoolSpec] = declarations(module, PoolAttr)
     convs: dict[str, NarrowConvSpec] = declarations(module, NarrowConvAttr)
+    transforms: dict[str, WinogradSpec] = declarations(module, WinogradAttr)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
-    if not specs and not luts and not pools and not convs and not split and not arenas:
+    if not (specs or luts or pools or convs or transforms or split or arenas):
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
@@ -270,7 +273,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
-    if luts or pools or convs:  # (smin, the masked loads and stores, fma: the GEMM's header)
+    if luts or pools or convs or transforms:  # (the masked loads and stores, fma: its header)
         runtime = runtime or gemm.HEADER
     if luts:
         runtime += lut.runtime_ir(luts, runtime, threads)
@@ -278,4 +281,6 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
         runtime += pool.runtime_ir(pools, threads, vector_width)
     if convs:
         runtime += narrow_conv.runtime_ir(convs, threads, vector_width)
+    if transforms:
+        runtime += winograd.runtime_ir(transforms, threads, vector_width)
     return pool_ir(threads) + arenas + runtime + w.text() + split
