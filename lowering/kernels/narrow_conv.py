@@ -33,6 +33,7 @@ from xrelay.lowering.kernels.parallel import split_planes
 
 PARALLEL_MIN = 1 << 14  # outputs from which the units are split over threads
 MAX_CG = 4  # input channels per group (select-kernels: narrow_conv_spec)
+ROLLED = 32  # taps (CG x KH x KW) above which the window's rows are a loop
 PARAMS = [
     ("ptr", "%x"), ("ptr", "%w"), ("ptr", "%sc"), ("ptr", "%sh"), ("ptr", "%res"),
     ("ptr", "%y"), ("i64", "%units"),
@@ -77,6 +78,8 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
     # two vectors of a row at a time where the sums fit the registers (and the row has two)
     pairs = 2 if spec.ow > vw and ob * 2 * vw <= 256 else 1
     keep_weights = taps * ob <= 9  # a depthwise unit's weights stay in registers
+    # large windows (7x7 stems) loop over their rows: fully unrolled, LLVM took 0.8 s
+    rolled = taps > ROLLED
 
     with w.function("void", f"{name}_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
         floats = spec.cg * plane
@@ -108,6 +111,30 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
             kept = (
                 [[weight(b, t) for t in range(taps)] for b in range(ob)] if keep_weights else None
             )
+
+            def tap(accs: list[list[str]], c: int, ti: str, first: str) -> None:
+                """Window row `ti` of input channel c (its taps' weights from index
+                `first` on) into the sums `accs`, in place."""
+                r = w.add(w.mul(oy, str(spec.sh)), w.mul(ti, str(spec.dh)))
+                row = w.gep(buf, w.add(w.mul(r, str(wb)), str(c * plane)))
+                for tj in range(spec.kw):
+                    off = tj * spec.dw
+                    at = w.gep(row, w.add(ox, str((off % phases) * length + off // phases)))
+                    xs = [
+                        w.op(f"load {v}, ptr {w.gep(at, str(q * vw))}, align 4")
+                        for q in range(pairs)
+                    ]
+                    for b in range(ob):
+                        if kept:
+                            wt = kept[b][int(first) + tj]
+                        else:
+                            at_w = w.gep(wbase, w.add(first, str(b * taps + tj)))
+                            wt = splat(w, w.op(f"load float, ptr {at_w}"), vw, "float")
+                        for q in range(pairs):
+                            accs[b][q] = w.op(
+                                f"call {v} {fma}({v} {xs[q]}, {v} {wt}, {v} {accs[b][q]})"
+                            )
+
             scales, shifts = [], []
             for b in range(ob):
                 o = w.add(first_o, str(b))
@@ -120,25 +147,23 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
                 w.loop("oy", "0", str(spec.oh)) as oy,
                 w.loop("ox", "0", str(spec.ow), str(pairs * vw)) as ox,
             ):
-                accs = [["zeroinitializer"] * pairs for _ in range(ob)]
-                for c in range(spec.cg):
-                    for ti in range(spec.kh):
-                        r = w.add(w.mul(oy, str(spec.sh)), str(ti * spec.dh))
-                        row = w.gep(buf, w.add(w.mul(r, str(wb)), str(c * plane)))
-                        for tj in range(spec.kw):
-                            off = tj * spec.dw
-                            at = w.gep(row, w.add(ox, str((off % phases) * length + off // phases)))
-                            xs = [
-                                w.op(f"load {v}, ptr {w.gep(at, str(q * vw))}, align 4")
-                                for q in range(pairs)
-                            ]
-                            t = (c * spec.kh + ti) * spec.kw + tj
-                            for b in range(ob):
-                                wt = kept[b][t] if kept else weight(b, t)
-                                for q in range(pairs):
-                                    accs[b][q] = w.op(
-                                        f"call {v} {fma}({v} {xs[q]}, {v} {wt}, {v} {accs[b][q]})"
-                                    )
+                if rolled:  # the window's rows a loop, the sums in variables
+                    sums = [[w.var(v, "zeroinitializer", "acc") for _ in range(pairs)]
+                            for _ in range(ob)]  # fmt: skip
+                    with w.loop("ti", "0", str(spec.kh)) as ti:
+                        accs = [[w.get(a) for a in row] for row in sums]
+                        for c in range(spec.cg):
+                            first = w.add(str(c * spec.kh * spec.kw), w.mul(ti, str(spec.kw)))
+                            tap(accs, c, ti, first)
+                        for row, values in zip(sums, accs):
+                            for a, value in zip(row, values):
+                                w.set(a, value)
+                    accs = [[w.get(a) for a in row] for row in sums]
+                else:
+                    accs = [["zeroinitializer"] * pairs for _ in range(ob)]
+                    for c in range(spec.cg):
+                        for ti in range(spec.kh):
+                            tap(accs, c, str(ti), str((c * spec.kh + ti) * spec.kw))
                 for q in range(pairs):
                     col = w.add(ox, str(q * vw))
                     keep = first_lanes(w, w.sub(str(spec.ow), col), vw)
