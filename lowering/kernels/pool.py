@@ -1,9 +1,9 @@
 """The runtime's f32 2-D max and average pools (select-kernels: `relay.nn.max_pool2d`,
-`relay.nn.avg_pool2d`, NCHW): `xr_maxpool`, `xr_avgpool` and one wrapper per declaration
-(`#kernel.pool`).
+`relay.nn.avg_pool2d`, NCHW): one function per window (`Window`: its taps unrolled) and
+one wrapper per declaration (`#kernel.pool`).
 
-    void xr_maxpool(ptr x, ptr y, ptr geo, i64 planes, ptr d)
-    void xr_avgpool(ptr x, ptr y, ptr geo, i64 planes, ptr d)
+    void xr_maxpool_3x3s2d1x1(ptr x, ptr y, ptr geo, i64 planes, ptr d)
+    void xr_avgpool_2x2s2d1x1(ptr x, ptr y, ptr geo, i64 planes, ptr d)
 
 geo: 13 i64, H, W, OH, OW, KH, KW, SH, SW, DH, DW, PT, PL, and the row buffer's width WB =
 (OW - 1) * SW + (KW - 1) * DW + 1. For each of `planes` planes and each output row, the
@@ -22,6 +22,8 @@ thread pool.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from xrelay.dialects.kernel import PoolSpec
 from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.parallel import split_planes
@@ -39,25 +41,47 @@ def geometry(spec: PoolSpec) -> list[int]:
             spec.dw, spec.pt, spec.pl, wb]  # fmt: skip
 
 
-def name(average: bool) -> str:
-    return "@xr_avgpool" if average else "@xr_maxpool"
+class Window(NamedTuple):
+    """What a pool function is generated for (the rest of the geometry is read from geo):
+    its taps unrolled, so a window's maxima are independent across vectors (a loop over
+    the taps chained each vector's maxima, 5 instructions each for NaN and -0)."""
+
+    average: bool
+    kh: int
+    kw: int
+    sw: int
+    dh: int
+    dw: int
 
 
-def part(w: Writer, vw: int, average: bool = False) -> None:
-    """Emit `name(average)`_part: the pool on planes [%p0, %p1)."""
+def window(spec: PoolSpec) -> Window:
+    return Window(spec.average, spec.kh, spec.kw, spec.sw, spec.dh, spec.dw)
+
+
+def name(kind: Window) -> str:
+    """@xr_maxpool_3x3s2d1x1 and the like (avgpool for an average pool)."""
+    pool = "avgpool" if kind.average else "maxpool"
+    return f"@xr_{pool}_{kind.kh}x{kind.kw}s{kind.sw}d{kind.dh}x{kind.dw}"
+
+
+def part(w: Writer, vw: int, kind: Window) -> None:
+    """Emit `name(kind)`_part: the pool on planes [%p0, %p1)."""
+    average = kind.average
     v, v2, m = f"<{vw} x float>", f"<{2 * vw} x float>", f"<{vw} x i1>"
     evens = ", ".join(f"i32 {2 * t}" for t in range(vw))
     maximum = f"@llvm.maximum.v{vw}f32"
     low = "zeroinitializer" if average else "<" + ", ".join([f"float {NEG_INF}"] * vw) + ">"
     scalar_low = "0.0" if average else NEG_INF
 
-    def max_into(acc: tuple[str, str], x: str) -> None:
+    def combine(acc: str, x: str) -> str:
         if average:
-            w.set(acc, w.op(f"fadd {v} {w.get(acc)}, {x}"))
-        else:
-            w.set(acc, w.op(f"call {v} {maximum}({v} {w.get(acc)}, {v} {x})"))
+            return w.op(f"fadd {v} {acc}, {x}")
+        return w.op(f"call {v} {maximum}({v} {acc}, {v} {x})")
 
-    with w.function("void", f"{name(average)}_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+    def max_into(acc: tuple[str, str], x: str) -> None:
+        w.set(acc, combine(w.get(acc), x))
+
+    with w.function("void", f"{name(kind)}_part", [*PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
         g = {n: w.op(f"load i64, ptr {w.gep('%geo', str(i), 'i64')}") for i, n in enumerate(GEO)}
         # the plane's row maxima: OH rows of `stride` values (WB, and room for the last
         # vectors' reads past it)
@@ -76,8 +100,8 @@ def part(w: Writer, vw: int, average: bool = False) -> None:
                 inside = w.op(f"icmp sge <{vw} x i64> {lanes}, zeroinitializer")
                 mask = w.op(f"and {m} {inside}, {w.op(f'icmp slt <{vw} x i64> {lanes}, {width}')}")
                 acc = w.var(v, low)
-                with w.loop("ti", "0", g["KH"]) as ti:
-                    iy = w.sub(w.add(w.mul(oy, g["SH"]), w.mul(ti, g["DH"])), g["PT"])
+                for ti in range(kind.kh):
+                    iy = w.sub(w.add(w.mul(oy, g["SH"]), str(ti * kind.dh)), g["PT"])
                     ok = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
                     with w.if_(ok):
                         at = w.gep(xp, w.add(w.mul(iy, g["W"]), col))
@@ -88,16 +112,13 @@ def part(w: Writer, vw: int, average: bool = False) -> None:
                 row = w.gep(buf, w.add(w.mul(oy, stride), q))
                 w.do(f"store {v} {w.get(acc)}, ptr {row}, align 4")
             # along the window's columns: out[ox] = max over tj of row[ox SW + tj DW]
-            for sw in (1, 2):
-                with (
-                    w.if_(w.op(f"icmp eq i64 {g['SW']}, {sw}")),
-                    w.loop("oy", "0", g["OH"]) as oy,
-                    w.loop("ox", "0", g["OW"], str(vw)) as ox,
-                ):
-                    acc = w.var(v, low)
+            sw, ones = kind.sw, "<" + ", ".join(["float 1.0"] * vw) + ">"
+            if sw in (1, 2):
+                with w.loop("oy", "0", g["OH"]) as oy, w.loop("ox", "0", g["OW"], str(vw)) as ox:
+                    result = low
                     base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, str(sw))))
-                    with w.loop("tj", "0", g["KW"]) as tj:
-                        at = w.gep(base, w.mul(tj, g["DW"]))
+                    for tj in range(kind.kw):
+                        at = w.gep(base, str(tj * kind.dw))
                         if sw == 1:
                             x = w.op(f"load {v}, ptr {at}, align 4")
                         else:
@@ -105,12 +126,10 @@ def part(w: Writer, vw: int, average: bool = False) -> None:
                             x = w.op(
                                 f"shufflevector {v2} {pair}, {v2} poison, <{vw} x i32> <{evens}>"
                             )
-                        max_into(acc, x)
+                        result = combine(result, x)
                     keep = first_lanes(w, w.sub(g["OW"], ox), vw)
                     at = w.add(w.mul(oy, g["OW"]), ox)
-                    result = w.get(acc)
                     if average:
-                        ones = "<" + ", ".join(["float 1.0"] * vw) + ">"
                         d = w.op(
                             f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%d', at)}, i32 4, {m} {keep}, {v} {ones})"
                         )
@@ -118,33 +137,26 @@ def part(w: Writer, vw: int, average: bool = False) -> None:
                     w.do(
                         f"call void @llvm.masked.store.v{vw}f32.p0({v} {result}, ptr {w.gep(yp, at)}, i32 4, {m} {keep})"
                     )
-            with (  # other strides: value by value
-                w.if_(w.op(f"icmp sgt i64 {g['SW']}, 2")),
-                w.loop("oy", "0", g["OH"]) as oy,
-                w.loop("ox", "0", g["OW"]) as ox,
-            ):
-                one = w.var("float", scalar_low)
-                base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, g["SW"])))
-                with w.loop("tj", "0", g["KW"]) as tj:
-                    x = w.op(f"load float, ptr {w.gep(base, w.mul(tj, g['DW']))}")
+            else:  # other strides: value by value
+                with w.loop("oy", "0", g["OH"]) as oy, w.loop("ox", "0", g["OW"]) as ox:
+                    one = scalar_low
+                    base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, str(sw))))
+                    for tj in range(kind.kw):
+                        x = w.op(f"load float, ptr {w.gep(base, str(tj * kind.dw))}")
+                        if average:
+                            one = w.op(f"fadd float {one}, {x}")
+                        else:
+                            one = w.op(f"call float @llvm.maximum.f32(float {one}, float {x})")
+                    at = w.add(w.mul(oy, g["OW"]), ox)
                     if average:
-                        w.set(one, w.op(f"fadd float {w.get(one)}, {x}"))
-                    else:
-                        w.set(
-                            one,
-                            w.op(f"call float @llvm.maximum.f32(float {w.get(one)}, float {x})"),
-                        )
-                at = w.add(w.mul(oy, g["OW"]), ox)
-                result = w.get(one)
-                if average:
-                    d = w.op(f"load float, ptr {w.gep('%d', at)}")
-                    result = w.op(f"fdiv float {result}, {d}")
-                w.do(f"store float {result}, ptr {w.gep(yp, at)}")
+                        d = w.op(f"load float, ptr {w.gep('%d', at)}")
+                        one = w.op(f"fdiv float {one}, {d}")
+                    w.do(f"store float {one}, ptr {w.gep(yp, at)}")
         w.do(f"call void @free(ptr {buf})")
 
 
-def entry(w: Writer, threads: bool, average: bool = False) -> None:
-    """Emit `name(average)`: its planes split over the pool's threads from PARALLEL_MIN
+def entry(w: Writer, threads: bool, kind: Window) -> None:
+    """Emit `name(kind)`: its planes split over the pool's threads from PARALLEL_MIN
     outputs (and two planes)."""
 
     def worth(w: Writer) -> str:
@@ -154,7 +166,7 @@ def entry(w: Writer, threads: bool, average: bool = False) -> None:
         big = w.op(f"icmp sge i64 {w.mul('%planes', w.mul(oh, ow))}, {PARALLEL_MIN}")
         return w.op(f"and i1 {big}, {w.op('icmp sgt i64 %planes, 1')}")
 
-    split_planes(w, name(average), PARAMS, "%planes", worth, threads)
+    split_planes(w, name(kind), PARAMS, "%planes", worth, threads)
 
 
 def wrapper(w: Writer, symbol: str, spec: PoolSpec) -> None:
@@ -166,19 +178,19 @@ def wrapper(w: Writer, symbol: str, spec: PoolSpec) -> None:
     d = "%d" if spec.average else "null"
     with w.function("void", f"@{symbol}", params, linkage="dso_local"):
         w.do(
-            f"call void {name(spec.average)}(ptr %x, ptr %y, ptr @{symbol}.geo, i64 {spec.planes}, ptr {d})"
+            f"call void {name(window(spec))}(ptr %x, ptr %y, ptr @{symbol}.geo, i64 {spec.planes}, ptr {d})"
         )
 
 
 def runtime_ir(specs: dict[str, PoolSpec], threads: bool, vw: int) -> str:
-    """xr_maxpool and xr_avgpool (those `specs` use) for vector width `vw` (on the thread
-    pool with `threads`) and the wrappers of `specs` (declaration name -> spec); the GEMM's
-    header (gemm.HEADER: the masked loads and stores, llvm.maximum, smin / smax,
-    aligned_alloc and free) must be in the module."""
+    """The max and average pools of the windows `specs` use, for vector width `vw` (on the
+    thread pool with `threads`), and the wrappers of `specs` (declaration name -> spec);
+    the GEMM's header (gemm.HEADER: the masked loads and stores, llvm.maximum, smin /
+    smax, aligned_alloc and free) must be in the module."""
     w = Writer()
-    for average in sorted({spec.average for spec in specs.values()}):
-        part(w, vw, average)
-        entry(w, threads, average)
+    for kind in sorted({window(spec) for spec in specs.values()}):
+        part(w, vw, kind)
+        entry(w, threads, kind)
     for symbol, spec in specs.items():
         wrapper(w, symbol, spec)
     return w.text()
