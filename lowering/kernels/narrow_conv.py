@@ -62,8 +62,9 @@ def layout(spec: NarrowConvSpec, vw: int) -> tuple[int, int, int]:
     return rows, length, phases
 
 
-def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
-    """Emit `name`_part(PARAMS, p0, p1): the units [p0, p1)."""
+def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 32) -> None:
+    """Emit `name`_part(PARAMS, p0, p1): the units [p0, p1), in `vw`-float vectors of which
+    the target has `registers` (16 with AVX2, 32 with AVX-512)."""
     v, m = f"<{vw} x float>", f"<{vw} x i1>"
     rows, length, phases = layout(spec, vw)
     wb = phases * length  # floats per padded row
@@ -76,7 +77,7 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int) -> None:
     plane_in, plane_out = spec.h * spec.w, spec.oh * spec.ow
     fma = f"@llvm.fma.v{vw}f32"
     # two vectors of a row at a time where the sums fit the registers (and the row has two)
-    pairs = 2 if spec.ow > vw and ob * 2 * vw <= 256 else 1
+    pairs = 2 if spec.ow > vw and 2 * ob + 3 <= registers else 1
     keep_weights = taps * ob <= 9  # a depthwise unit's weights stay in registers
     # large windows (7x7 stems) loop over their rows: fully unrolled, LLVM took 0.8 s
     rolled = taps > ROLLED
@@ -202,7 +203,7 @@ def runtime_ir(specs: dict[str, NarrowConvSpec], threads: bool, vw: int) -> str:
     must be in the module."""
     w = Writer()
     for name, spec in specs.items():
-        part(w, f"@{name}.conv", spec, width(spec, vw))
+        part(w, f"@{name}.conv", spec, width(spec, vw), 32 if vw == 16 else 16)
         count = units(spec)
         outputs = spec.n * spec.groups * spec.og * spec.oh * spec.ow
         big = outputs >= PARALLEL_MIN and count > 1

@@ -15,6 +15,7 @@ import xrelay
 from xrelay.dialects import relay
 from xrelay.dialects.kernel import NarrowConvSpec
 from xrelay.lowering import select_kernels
+from xrelay.lowering.jit import missing_features, resolve_target
 
 from .jit_check import random_inputs
 from .test_kernels import F, module, specs_after_selection
@@ -144,3 +145,19 @@ def _selected(mod):
     work = mod.clone()
     lower(work, stop_after="select-kernels")
     return work
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[8], CASES[9]], ids=["dw-s2", "stem3", "stem7"])
+def test_eight_float_vectors(case):
+    """On an AVX2 target (8-float vectors: rows of 8, pairs of vectors within 16
+    registers), against the reference."""
+    target = "x86-64-v3"
+    if missing_features(resolve_target(target)):
+        pytest.skip(f"this CPU lacks {target}'s features")
+    mod = module([case[0], case[1]], 1, lambda x, w: [conv(case, x, w)])
+    x, w = random_inputs([(case[0], F), (case[1], F)], 0)
+    got = xrelay.build(mod, {"x1": w}, target_cpu=target, cache=False).run(x)[0]
+    want = xrelay.create_executor("debug", mod, params={"x1": w}).run(x)[0]
+    atol = 1e-5 * max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
+    assert narrow_specs(mod)

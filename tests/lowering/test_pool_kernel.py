@@ -13,6 +13,7 @@ import pytest
 import xrelay
 from xrelay.dialects import relay
 from xrelay.lowering import select_kernels
+from xrelay.lowering.jit import missing_features, resolve_target
 from xrelay.lowering.pipeline import lower
 from xrelay.lowering.select_kernels import KERNEL_ATTR
 
@@ -114,3 +115,17 @@ def test_other_pools_keep_the_lowering():
         work = mod.clone()
         lower(work, stop_after="select-kernels")
         assert not any(KERNEL_ATTR in op.attributes for op in work.ops)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_eight_float_vectors(kind):
+    """On an AVX2 target (8-float vectors): the lowering's values."""
+    target = "x86-64-v3"
+    if missing_features(resolve_target(target)):
+        pytest.skip(f"this CPU lacks {target}'s features")
+    case = CASES[3]
+    mod, _ = build(case, True, kind)
+    x = np.random.default_rng(4).standard_normal(case[0]).astype(F)
+    got = xrelay.build(mod, {}, target_cpu=target, cache=False).run(x)[0]
+    _, plain = build(case, False, kind)
+    np.testing.assert_array_equal(got, plain.run(x)[0])

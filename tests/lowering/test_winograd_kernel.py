@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import f64
 from xrelay.dialects import relay, winograd
 from xrelay.dialects.kernel import WinogradSpec
 from xrelay.lowering import select_kernels
+from xrelay.lowering.jit import missing_features, resolve_target
 
 from .test_kernels import F, module, specs_after_selection
 
@@ -95,3 +96,31 @@ def test_transforms_of_other_types_stay_linalg():
         ],
     )
     assert transforms(mod) == []
+
+
+@pytest.mark.parametrize("tile", winograd.TILES)
+def test_eight_float_vectors(tile):
+    """Both transforms on an AVX2 target (8-float vectors), against the reference."""
+    target = "x86-64-v3"
+    if missing_features(resolve_target(target)):
+        pytest.skip(f"this CPU lacks {target}'s features")
+    shape, pad = INPUTS[2]
+    mod = module([shape], 1, lambda x: [relay.WinogradInputOp(x, tile=tile, padding=list(pad))])
+    x = np.random.default_rng(0).standard_normal(shape).astype(F)
+    got = xrelay.build(mod, {}, target_cpu=target, cache=False).run(x)[0]
+    want = xrelay.create_executor("debug", mod, params={}).run(x)[0]
+    np.testing.assert_allclose(got[..., :-1], want[..., :-1], rtol=1e-5, atol=1e-5)
+    n, k, (oh, ow), _ = OUTPUTS[2]
+    prods = ((tile + 2) ** 2, n, k, -(-oh // tile), -(-ow // tile))
+    shapes = [prods, (k,), (n, k, oh, ow)]
+    mod = module(
+        shapes,
+        3,
+        lambda p, s, r: [
+            relay.WinogradOutputOp(p, s, r, tile=tile, size=[oh, ow], shift=True, residual=True)
+        ],
+    )
+    args = [np.random.default_rng(2).standard_normal(s).astype(F) for s in shapes]
+    got = xrelay.build(mod, {}, target_cpu=target, cache=False).run(*args)[0]
+    want = xrelay.create_executor("debug", mod, params={}).run(*args)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
