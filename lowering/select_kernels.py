@@ -42,7 +42,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
@@ -273,6 +273,11 @@ class Chain:
             return None, vec
         return None, self.emit(relay.NegativeOp(vec))  # y - v
 
+    def absorb_users(self) -> None:
+        """Extend the chain by its value's single user while it fits."""
+        while (user := single_user(self.value)) is not None and self.extend(user):
+            pass
+
     def extend(self, user: Operation) -> bool:
         """Absorb `user` (the single user of the chain's value) if it fits; False to stop."""
         out = list(shape_of(self.value))
@@ -453,7 +458,32 @@ def pool_spec(op: Operation) -> PoolSpec | None:
     return PoolSpec(n * c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, average)
 
 
-def _pool_call(module: ModuleOp, pools: dict[PoolSpec, str], op: Operation) -> bool:
+RuntimeDeclarations = dict[tuple[Any, tuple[str, ...], str], str]
+
+
+def runtime_declaration(
+    module: ModuleOp,
+    known: RuntimeDeclarations,
+    stem: str,
+    attr: Any,
+    types: list[Attribute],
+    result: Attribute,
+) -> str:
+    """The name of the private declaration `stem`_<i> carrying kernel attribute `attr`
+    (a pool, narrow convolution or Winograd transform) with these argument types and
+    result, added to the module on first use (`known`: those this pass added)."""
+    key = (attr, tuple(str(t) for t in types), str(result))
+    if key not in known:
+        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+        name = next(f"{stem}_{i}" for i in itertools.count() if f"{stem}_{i}" not in taken)
+        decl = func.FuncOp.external(name, types, [result])
+        decl.attributes[KERNEL_ATTR] = attr
+        module.body.block.add_op(decl)
+        known[key] = name
+    return known[key]
+
+
+def _pool_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bool:
     """Replace a pool `pool_spec` accepts by a call of a runtime pool declaration (an
     average pool's divisors, the lowering's, a constant [OH, OW] after its input)."""
     spec = pool_spec(op)
@@ -466,14 +496,9 @@ def _pool_call(module: ModuleOp, pools: dict[PoolSpec, str], op: Operation) -> b
         Rewriter.insert_op(divisors, InsertPoint.before(op))
         divisors.location = op.location
         args.append(divisors.results[0])
-    if spec not in pools:
-        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
-        name = next(f"xr_pool_{i}" for i in itertools.count() if f"xr_pool_{i}" not in taken)
-        decl = func.FuncOp.external(name, [a.type for a in args], [y.type])
-        decl.attributes[KERNEL_ATTR] = PoolAttr(spec)
-        module.body.block.add_op(decl)
-        pools[spec] = name
-    call = func.CallOp(pools[spec], args, [y.type])
+    types = [a.type for a in args]
+    name = runtime_declaration(module, known, "xr_pool", PoolAttr(spec), types, y.type)
+    call = func.CallOp(name, args, [y.type])
     call.location = op.location
     Rewriter.replace_op(op, call)
     return True
@@ -498,31 +523,15 @@ def winograd_spec(op: Operation) -> WinogradSpec | None:
     return WinogradSpec(True, a.tile, n * k, k, oh, ow, th, tw, **flags)
 
 
-def _winograd_call(module: ModuleOp, op: Operation) -> bool:
+def _winograd_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bool:
     """Replace a Winograd transform `winograd_spec` accepts by a call of a runtime
-    transform declaration (one per distinct spec and operand types)."""
+    transform declaration."""
     spec = winograd_spec(op)
     if spec is None:
         return False
     args, result = list(op.operands), op.results[0]
     types = [v.type for v in args]
-    attr = WinogradAttr(spec)
-    name = next(
-        (
-            f.sym_name.data
-            for f in module.ops
-            if isinstance(f, func.FuncOp)
-            and f.attributes.get(KERNEL_ATTR) == attr
-            and list(f.function_type.inputs) == types
-        ),
-        None,
-    )
-    if name is None:
-        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
-        name = next(f"xr_wino_{i}" for i in itertools.count() if f"xr_wino_{i}" not in taken)
-        decl = func.FuncOp.external(name, types, [result.type])
-        decl.attributes[KERNEL_ATTR] = attr
-        module.body.block.add_op(decl)
+    name = runtime_declaration(module, known, "xr_wino", WinogradAttr(spec), types, result.type)
     call = func.CallOp(name, args, [result.type])
     call.location = op.location
     Rewriter.replace_op(op, call)
@@ -533,22 +542,21 @@ def select_kernels(module: ModuleOp) -> int:
     """Rewrite every anchor chain (and max pool) of the module's functions; returns how
     many."""
     cache = declaration_cache(module)  # (winograd-convs adds some before)
-    pools: dict[PoolSpec, str] = {}
+    known: RuntimeDeclarations = {}  # the other kernels' declarations
     count = 0
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         sizes = SymbolSizes(fn) if is_dynamic_function(fn) else None
         for op in list(fn.walk()):
             if op.parent is None:  # erased as part of an earlier chain
                 continue
-            if _pool_call(module, pools, op) or _winograd_call(module, op):
+            if _pool_call(module, known, op) or _winograd_call(module, known, op):
                 count += 1
                 continue
             if (narrow := narrow_conv_spec(op)) is not None:
                 o = narrow.groups * narrow.og
                 chain = Chain(Anchor(op, op.weight, op.data, GemmSpec(), 1, o))
-                while (user := single_user(chain.value)) is not None and chain.extend(user):
-                    pass
-                _rewrite_narrow_conv(module, chain, narrow)
+                chain.absorb_users()
+                _rewrite_narrow_conv(module, known, chain, narrow)
                 count += 1
                 continue
             anchor = anchor_of(op)
@@ -559,8 +567,7 @@ def select_kernels(module: ModuleOp) -> int:
                 continue  # dynamic sizes outside @main: the linalg lowering
             anchor.spec = spec
             chain = Chain(anchor)
-            while (user := single_user(chain.value)) is not None and chain.extend(user):
-                pass
+            chain.absorb_users()
             _fold_channel_shuffle(chain)
             _fold_prologue(chain)
             values = [sizes.value(d) for d in exprs] if sizes is not None else []
@@ -576,13 +583,7 @@ def _rewrite(
     size_values: list[SSAValue],
     sizes: SymbolSizes | None = None,
 ) -> None:
-    end = chain.ops[-1]
-    boundary = end.prev_op  # what follows it up to `end` is this rewrite's
-    rewriter = Rewriter()
-    for op in chain.pending:
-        rewriter.insert_op(op, InsertPoint.before(end))
-        op.location = end.location
-    e = Emitter(end, sizes)
+    boundary, e = _place_pending(chain, sizes)
     anchor, spec = chain.anchor, chain.anchor.spec
     args = [anchor.a, anchor.b]
     spec = replace(
@@ -598,6 +599,18 @@ def _rewrite(
     args += size_values  # the run-time sizes of a dynamic spec
     name = gemm_declaration(module, cache, spec, args, chain.value.type)
     _replace_chain(chain, e, boundary, name, args)
+
+
+def _place_pending(chain: Chain, sizes: SymbolSizes | None) -> tuple[Operation | None, Emitter]:
+    """The chain's pending ops (its vectors' computations) inserted before its last op;
+    returns the op before them (what follows it is this rewrite's) and an emitter there."""
+    end = chain.ops[-1]
+    boundary = end.prev_op
+    rewriter = Rewriter()
+    for op in chain.pending:
+        rewriter.insert_op(op, InsertPoint.before(end))
+        op.location = end.location
+    return boundary, Emitter(end, sizes)
 
 
 def _replace_chain(
@@ -643,16 +656,12 @@ def narrow_conv_spec(op: Operation) -> NarrowConvSpec | None:
     )
 
 
-def _rewrite_narrow_conv(module: ModuleOp, chain: Chain, spec: NarrowConvSpec) -> None:
+def _rewrite_narrow_conv(
+    module: ModuleOp, known: RuntimeDeclarations, chain: Chain, spec: NarrowConvSpec
+) -> None:
     """The narrow convolution and its chain -> a call of a `#kernel.narrow_conv`
-    declaration (one per distinct spec and operand types)."""
-    end = chain.ops[-1]
-    boundary = end.prev_op
-    rewriter = Rewriter()
-    for op in chain.pending:
-        rewriter.insert_op(op, InsertPoint.before(end))
-        op.location = end.location
-    e = Emitter(end, None)
+    declaration."""
+    boundary, e = _place_pending(chain, None)
     conv = chain.anchor.op
     assert isinstance(conv, relay.Conv2DOp)
     spec = replace(
@@ -666,23 +675,7 @@ def _rewrite_narrow_conv(module: ModuleOp, chain: Chain, spec: NarrowConvSpec) -
     args += [v for v in (chain.scale, chain.shift, chain.residual) if v is not None]
     types = [v.type for v in args]
     attr = NarrowConvAttr(spec)
-    name = next(
-        (
-            f.sym_name.data
-            for f in module.ops
-            if isinstance(f, func.FuncOp)
-            and f.attributes.get(KERNEL_ATTR) == attr
-            and list(f.function_type.inputs) == types
-            and list(f.function_type.outputs) == [chain.value.type]
-        ),
-        None,
-    )
-    if name is None:
-        taken = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
-        name = next(f"xr_conv_{i}" for i in itertools.count() if f"xr_conv_{i}" not in taken)
-        decl = func.FuncOp.external(name, types, [chain.value.type])
-        decl.attributes[KERNEL_ATTR] = attr
-        module.body.block.add_op(decl)
+    name = runtime_declaration(module, known, "xr_conv", attr, types, chain.value.type)
     _replace_chain(chain, e, boundary, name, args)
 
 

@@ -27,6 +27,7 @@ output rows and went through a scratch tile there.
 from __future__ import annotations
 
 from xrelay.dialects.kernel import NarrowConvSpec
+from xrelay.lowering.kernels import epilogue
 from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.padded import copy_plane, written
 from xrelay.lowering.kernels.parallel import split_planes
@@ -65,7 +66,7 @@ def layout(spec: NarrowConvSpec, vw: int) -> tuple[int, int, int]:
 def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 32) -> None:
     """Emit `name`_part(PARAMS, p0, p1): the units [p0, p1), in `vw`-float vectors of which
     the target has `registers` (16 with AVX2, 32 with AVX-512)."""
-    v, m = f"<{vw} x float>", f"<{vw} x i1>"
+    v = f"<{vw} x float>"
     rows, length, phases = layout(spec, vw)
     wb = phases * length  # floats per padded row
     plane = rows * wb  # floats per padded plane
@@ -170,24 +171,10 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                     keep = first_lanes(w, w.sub(str(spec.ow), col), vw)
                     at = w.add(w.mul(oy, str(spec.ow)), col)
                     for b in range(ob):
-                        acc = accs[b][q]
-                        if spec.scale:
-                            acc = w.op(f"fmul {v} {acc}, {scales[b]}")
-                        if spec.shift:
-                            acc = w.op(f"fadd {v} {acc}, {shifts[b]}")
                         where = w.add(w.add(out0, str(b * plane_out)), at)
-                        if spec.residual:
-                            res = w.op(
-                                f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%res', where)}, i32 4, {m} {keep}, {v} zeroinitializer)"
-                            )
-                            acc = w.op(f"fadd {v} {acc}, {res}")
-                        if spec.relu:
-                            acc = w.op(
-                                f"call {v} @llvm.maximum.v{vw}f32({v} {acc}, {v} zeroinitializer)"
-                            )
-                        w.do(
-                            f"call void @llvm.masked.store.v{vw}f32.p0({v} {acc}, ptr {w.gep('%y', where)}, i32 4, {m} {keep})"
-                        )
+                        shift = shifts[b] if spec.shift else None
+                        scale = scales[b] if spec.scale else None
+                        epilogue.store(w, vw, accs[b][q], where, keep, spec, scale, shift)
         w.do(f"call void @free(ptr {buf})")
 
 
@@ -212,14 +199,5 @@ def runtime_ir(specs: dict[str, NarrowConvSpec], threads: bool, vw: int) -> str:
             return "true" if big else "false"
 
         split_planes(w, f"@{name}.conv", PARAMS, "%units", worth, threads)
-        flags = (("%sc", spec.scale), ("%sh", spec.shift), ("%res", spec.residual))
-        params = [
-            ("ptr", "%x"),
-            ("ptr", "%w"),
-            *(("ptr", p) for p, on in flags if on),
-            ("ptr", "%y"),
-        ]
-        with w.function("void", f"@{name}", params, linkage="dso_local"):
-            args = ["ptr %x", "ptr %w", *(f"ptr {p if on else 'null'}" for p, on in flags)]
-            w.do(f"call void @{name}.conv({', '.join(args)}, ptr %y, i64 {count})")
+        epilogue.wrapper(w, name, f"@{name}.conv", ["%x", "%w"], spec, count)
     return w.text()

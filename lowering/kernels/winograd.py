@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from xrelay.dialects import winograd
 from xrelay.dialects.kernel import WinogradSpec
+from xrelay.lowering.kernels import epilogue
 from xrelay.lowering.kernels.irtext import Writer, concat, first_lanes, splat
 from xrelay.lowering.kernels.padded import copy_plane, written
 from xrelay.lowering.kernels.parallel import split_planes
@@ -159,22 +160,7 @@ def output_part(w: Writer, name: str, spec: WinogradSpec, vw: int) -> None:
                         col = w.add(w.mul(j, str(m)), str(q * vw))
                         store = first_lanes(w, w.sub(str(ow), col), vw)
                         where = w.add(out_plane, w.add(w.mul(row, str(ow)), col))
-                        if scale is not None:
-                            val = w.op(f"fmul {v} {val}, {scale}")
-                        if shift is not None:
-                            val = w.op(f"fadd {v} {val}, {shift}")
-                        if spec.residual:
-                            res = w.op(
-                                f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%res', where)}, i32 4, {mask_t} {store}, {v} zeroinitializer)"
-                            )
-                            val = w.op(f"fadd {v} {val}, {res}")
-                        if spec.relu:
-                            val = w.op(
-                                f"call {v} @llvm.maximum.v{vw}f32({v} {val}, {v} zeroinitializer)"
-                            )
-                        w.do(
-                            f"call void @llvm.masked.store.v{vw}f32.p0({v} {val}, ptr {w.gep('%y', where)}, i32 4, {mask_t} {store})"
-                        )
+                        epilogue.store(w, vw, val, where, store, spec, scale, shift)
 
 
 def runtime_ir(specs: dict[str, WinogradSpec], threads: bool, vw: int) -> str:
@@ -195,11 +181,7 @@ def runtime_ir(specs: dict[str, WinogradSpec], threads: bool, vw: int) -> str:
             params = [("ptr", "%mm"), ("ptr", "%sc"), ("ptr", "%sh"), ("ptr", "%res"),
                       ("ptr", "%y"), ("i64", "%planes")]  # fmt: skip
             split_planes(w, entry, params, "%planes", worth, threads)
-            flags = (("%sc", spec.scale), ("%sh", spec.shift), ("%res", spec.residual))
-            outer = [("ptr", "%mm"), *(("ptr", n) for n, on in flags if on), ("ptr", "%y")]
-            with w.function("void", f"@{name}", outer, linkage="dso_local"):
-                args = ["ptr %mm", *(f"ptr {n if on else 'null'}" for n, on in flags)]
-                w.do(f"call void {entry}({', '.join(args)}, ptr %y, i64 {spec.planes})")
+            epilogue.wrapper(w, name, entry, ["%mm"], spec, spec.planes)
         else:
             input_part(w, entry, spec, width(spec.tw + 1, vw))
             params = [("ptr", "%x"), ("ptr", "%v"), ("i64", "%planes")]
