@@ -139,7 +139,10 @@ class GemmSpec:
     `prologue` (f32, B read as a plain matrix, no batch strides of its vectors): B[k, j]
     is read as max(B[k, j] * ps[k] + pt[k], 0), the two vectors the declaration's next
     arguments after the residual (per-channel affine ops and relu before a 1x1
-    convolution)."""
+    convolution).
+    `pixel_major` (f32 convolution, A its weight packed in `mpad` / NR panels of NR rows):
+    the product runs as pixels x channels into a scratch, transposed back into C
+    (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels)."""
 
     m: int = 0
     n: int = 0
@@ -170,6 +173,7 @@ class GemmSpec:
     out_max: int = 0
     window: tuple[tuple[int, ...], ...] = ()
     prologue: bool = False
+    pixel_major: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from xrelay.dialects.kernel import GemmAttr, GemmSpec, PackAttr, PackSpec
 from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.gemm import panel_width, row_height
+from xrelay.lowering.kernels.gemm_pixel import pixel_major_pays
 from xrelay.lowering.kernels.prepack import pack_weight, padded
 from xrelay.lowering.select_kernels import KERNEL_ATTR, declaration_cache, gemm_declaration
 from xrelay.signature import param_name
@@ -59,6 +60,15 @@ def _row_major_groups(spec: GemmSpec) -> bool:
     )
 
 
+def _pixel_major(spec: GemmSpec, vw: int) -> bool:
+    """Does a convolution's product (per_row) run pixel-major (kernels/gemm_pixel.py)?"""
+    taps, strided = 1, False
+    if spec.window:
+        (_, _), (kh, kw), strides, *_ = spec.window
+        taps, strided = kh * kw, strides != (1, 1)
+    return pixel_major_pays(spec.m, spec.n, spec.k, taps, strided, vw)
+
+
 def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16):
     """(packed operand index, its PackSpec, the call's new GemmSpec), or None. `nr`: B's
     panel width (the micro-kernel's, lowering/kernels/gemm.py)."""
@@ -70,6 +80,13 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         groups = 1
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
+        if groups == 1 and spec.per_row and not spec.group and _pixel_major(spec, nr // 2):
+            # a convolution of few pixels: the weight in NR-row panels (kernels/gemm_pixel.py)
+            pack = PackSpec(a_name, "a", spec.m, spec.k, panel=nr)
+            pm = replace(
+                spec, a_packed=True, mpad=padded(spec.m, nr), pixel_major=True, direct=False
+            )
+            return 0, pack, pm
         mr = row_height(nr // 2)
         mpad = padded(spec.m, mr)
         batch = tuple((c, mpad * spec.k if sa else 0, *rest) for c, sa, *rest in spec.batch)

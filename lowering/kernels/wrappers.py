@@ -26,7 +26,16 @@ from xrelay.dialects.kernel import (
     WinogradSpec,
     size_index,
 )
-from xrelay.lowering.kernels import gemm, gemm_direct, igemm, lut, narrow_conv, pool, winograd
+from xrelay.lowering.kernels import (
+    gemm,
+    gemm_direct,
+    gemm_pixel,
+    igemm,
+    lut,
+    narrow_conv,
+    pool,
+    winograd,
+)
 from xrelay.lowering.kernels.conv_pack import geometry
 from xrelay.lowering.kernels.irtext import Writer
 from xrelay.lowering.kernels.parallel import launch, parallel_ir, pool_ir, team, unpack
@@ -105,7 +114,10 @@ def _call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], serial:
     if spec.group:
         int_call(w, name, spec, offsets)
     else:
-        float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
+        if spec.pixel_major:
+            float_call(w, name, spec, offsets, "@xr_gemm_pm" if serial else "@xr_sgemm_pm")
+        else:
+            float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
 
 
 def batch_iterations(spec: GemmSpec) -> int | None:
@@ -270,6 +282,11 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
             runtime = gemm.runtime_ir(threads, vector_width, prologue, direct)
         if direct:
             runtime += gemm_direct.runtime_ir(vector_width)
+        pixel = [spec for spec in floats if spec.pixel_major]
+        if pixel:
+            runtime += gemm_pixel.runtime_ir(
+                threads, vector_width, any(spec.prologue for spec in pixel)
+            )
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)

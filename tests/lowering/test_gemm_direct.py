@@ -13,7 +13,7 @@ import pytest
 import xrelay
 from xrelay.dialects import relay
 from xrelay.lowering import select_kernels
-from xrelay.lowering.kernels import gemm_direct
+from xrelay.lowering.kernels import gemm_direct, gemm_pixel
 from xrelay.lowering.kernels.gemm_direct import direct_pays
 
 from .jit_check import random_inputs
@@ -22,9 +22,11 @@ from .test_kernels import F, module, specs_after_selection
 
 @pytest.fixture(autouse=True)
 def gemm_only(monkeypatch):
-    """Convolutions with few input channels per group stay GEMMs here (this module tests
-    the GEMM's columns; the narrow convolution has its own tests: test_narrow_conv)."""
+    """Convolutions with few input channels per group, or few pixels, stay GEMMs of pixel
+    columns here (this module tests the GEMM's columns; the narrow convolution and the
+    pixel-major product have their own tests: test_narrow_conv, test_gemm_pixel)."""
     monkeypatch.setattr(select_kernels, "NARROW", False)
+    monkeypatch.setattr(gemm_pixel, "MAX_PIXELS", 0)
 
 
 CASES = [

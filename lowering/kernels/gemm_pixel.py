@@ -1,0 +1,314 @@
+"""f32 convolutions of few output pixels, run pixel-major (`GemmSpec.pixel_major`, chosen
+by prepack-weights where `pixel_major_pays`).
+
+A convolution's product C[o, p] = sum_k W[o, k] B[k, p] (B: the input, or its implicit
+im2col) puts the output pixels along the micro-kernel's NR-wide rows: a 7 x 7 output (49
+pixels) fills two 32-column panels, 64 columns computed for 49. Here the same product runs
+transposed, T[p, o] = sum_k B[k, p] W[o, k]: channels along the vectors (the weight,
+prepacked as A in NR-row panels, read as B's panels are), pixels broadcast 8 at a time (MR
+rows): 49 pixels are 7 tiles of 8 (56 rows). Nothing is packed from the input: the
+micro-kernel `xr_ukr_px` broadcasts B[k, p] straight from it, at src + off[k] + base[p],
+where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW and base[p]
+pixel p's window corner oy*SH*row + ox*SW (a pointwise product: k*rsb and p*csb). A window
+that reaches outside the input reads a zero-padded copy of it (`src`, made per call); a
+1x1 product whose B goes through a prologue reads a copy with the prologue applied.
+
+T, ceil(N / MR) * MR x ceil(M / NR) * NR partial sums, is a scratch of the call; after the
+last K block it is transposed back into C in 8 x 8 blocks, the epilogue applied per channel
+row and the stores masked to the pixels. Each sum is the micro-kernel's chain over one K
+block (KC, as the packed path's) added to the earlier blocks' as in `xr_gemm_serial`, and
+the epilogue's operations come in its order: C is the same, bit for bit.
+
+    void xr_sgemm_pm(... xr_sgemm's parameters ...)
+
+with M the channels (rows of C, from arow0 on: a multiple of NR), N the pixels (from bcol0
+on), `a` the packed weight (apk != 0, mpad a multiple of NR), `b` the input (geo non-null:
+a window; else B[k, j] = b[k*rsb + j*csb], through the prologue when ps is non-null).
+Threads split the channels in NR units. 16-float vectors only (AVX-512: MR 8, NR 32).
+"""
+
+from __future__ import annotations
+
+from xrelay.errors import Error
+from xrelay.lowering.kernels.conv_pack import load_geometry
+from xrelay.lowering.kernels.gemm import (
+    IDENTITY_EPILOGUE,
+    KC,
+    PARALLEL_MIN,
+    PARAMS,
+    V8,
+    Epilogue,
+    _columns,
+    _rows,
+    load8,
+    pack,
+    panel_width,
+    prefetch_lines,
+    row_height,
+    splat,
+    split_entry,
+    transpose8,
+    vec,
+)
+from xrelay.lowering.kernels.irtext import Writer
+
+MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
+# the 32-column panels' rows computed over the 8-row panels' at least: 49 pixels 64 / 56,
+# 196 224 / 200, 169 192 / 176; 784 (28 x 28) 800 / 784 is not worth the transpose
+MIN_GAIN = 1.08
+MIN_CHANNELS = 32  # output channels (one panel) at least
+
+M8 = "<8 x i1>"
+
+
+def _padded(n: int, width: int) -> int:
+    return -(-n // width) * width
+
+
+def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) -> bool:
+    """Is a convolution of `m` output channels, `n` pixels per image, K = `k` and `taps`
+    window taps (all static) faster pixel-major on vector width `vw`? Not a strided 1x1
+    one: the packed path copies its input's every other value as cheaply, and reading it
+    in place was slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms)."""
+    if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS or n > MAX_PIXELS:
+        return False
+    if taps == 1 and strided:
+        return False
+    nr, mr = panel_width(vw), row_height(vw)
+    return _padded(n, nr) >= MIN_GAIN * _padded(n, mr)
+
+
+def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
+    """C[o, p] (o < M, p < N) from T[p, o]: 8 x 8 blocks transposed in registers, each
+    channel's 8 pixels through the epilogue (the micro-kernel's order) into one masked
+    store."""
+    iota = "<" + ", ".join(f"i64 {i}" for i in range(8)) + ">"
+
+    def masked_load(ptr: str, mask: str) -> str:
+        return w.op(
+            f"call {V8} @llvm.masked.load.v8f32.p0(ptr {ptr}, i32 4, {M8} {mask}, {V8} zeroinitializer)"
+        )
+
+    lo = splat(w, ep.lo, 8)
+    with w.loop("p0", "0", "%N", "8") as p0:
+        left = w.op(f"insertelement <8 x i64> poison, i64 {w.sub('%N', p0)}, i64 0")
+        left = w.op(f"shufflevector <8 x i64> {left}, <8 x i64> poison, <8 x i32> zeroinitializer")
+        mask = w.op(f"icmp slt <8 x i64> {iota}, {left}")
+        s_base, s_step = ep.parts["scol"]
+        t_base, t_step = ep.parts["tcol"]
+        scol = masked_load(w.gep(s_base, w.mul(p0, s_step)), mask)
+        tcol = masked_load(w.gep(t_base, w.mul(p0, t_step)), mask)
+        with w.loop("o0", "0", "%M", "8") as o0:
+            rows = [load8(w, w.gep(t, w.add(w.mul(w.add(p0, str(q)), ldt), o0))) for q in range(8)]
+            cols = transpose8(w, rows)
+            for q in range(8):
+                o = w.add(o0, str(q))
+                with w.if_(w.lt(o, "%M"), "chan"):
+                    sr_base, sr_step = ep.parts["srow"]
+                    tr_base, tr_step = ep.parts["trow"]
+                    s = splat(w, w.op(f"load float, ptr {w.gep(sr_base, w.mul(o, sr_step))}"), 8)
+                    sh = splat(w, w.op(f"load float, ptr {w.gep(tr_base, w.mul(o, tr_step))}"), 8)
+                    r_base, r_step = ep.parts["res"]
+                    res = masked_load(
+                        w.gep(r_base, w.mul(w.add(w.mul(o, ep.ldr), p0), r_step)), mask
+                    )
+                    y = w.op(f"fmul {V8} {cols[q]}, {s}")
+                    y = w.op(f"fmul {V8} {y}, {scol}")
+                    y = w.op(f"fadd {V8} {y}, {sh}")
+                    y = w.op(f"fadd {V8} {y}, {tcol}")
+                    y = w.op(f"fadd {V8} {y}, {res}")
+                    y = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} {lo})")
+                    dst = w.gep("%c", w.add(w.mul(o, "%ldc"), p0))
+                    w.do(
+                        f"call void @llvm.masked.store.v8f32.p0({V8} {y}, ptr {dst}, i32 4, {M8} {mask})"
+                    )
+
+
+def micro_kernel(w: Writer, vw: int) -> None:
+    """xr_ukr_px: T[MR x NR] (+)= the MR pixels' values (broadcast from src + off[k] +
+    base[r]) times the NR-wide weight panel, k < kc."""
+    nr, v, height = 2 * vw, vec(vw), row_height(vw)
+    fma = f"@llvm.fma.v{vw}f32"
+    params = [("i64", "%kc"), ("ptr", "noalias %src"), ("ptr", "noalias %off"),
+              ("ptr", "noalias %base"), ("ptr", "noalias %wp"), ("ptr", "%t"), ("i64", "%ldt"),
+              ("i64", "%acc")]  # fmt: skip
+    with w.function("void", "@xr_ukr_px", params):
+        corners = [
+            w.gep("%src", w.op(f"load i64, ptr {w.gep('%base', str(r), 'i64')}"))
+            for r in range(height)
+        ]
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
+        with w.loop("k", "0", "%kc") as k:
+            o = w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}")
+            bp = w.gep("%wp", w.mul(k, str(nr)))
+            b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
+            for r in range(height):
+                a = splat(w, w.op(f"load float, ptr {w.gep(corners[r], o)}, align 4"), vw)
+                for j in range(2):
+                    cur = w.get(accs[r][j])
+                    w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
+        rows = [w.gep("%t", w.mul(str(r), "%ldt")) for r in range(height)]
+        with w.if_(w.op("icmp ne i64 %acc, 0")):
+            for r in range(height):
+                for j in range(2):
+                    old = load8(w, w.gep(rows[r], str(vw * j)), vw=vw)
+                    w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
+        for r in range(height):
+            for j in range(2):
+                w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
+
+
+def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
+    """A window's source and its offsets: the input itself when every window lies inside
+    it, else a zero-padded copy (freed by the caller when it is not %b). Returns (src,
+    whether src is a copy)."""
+    g = load_geometry(w)
+    taps = w.mul(g["KH"], g["KW"])
+    channels = w.op(f"sdiv i64 %K, {taps}")
+    # the rows and columns the windows cover, from -PT and -PL
+    hp = w.add(w.mul(w.sub(g["OH"], "1"), g["SH"]), w.add(w.mul(w.sub(g["KH"], "1"), g["DH"]), "1"))
+    wp = w.add(w.mul(w.sub(g["OW"], "1"), g["SW"]), w.add(w.mul(w.sub(g["KW"], "1"), g["DW"]), "1"))
+    pads = w.op(f"or i64 {g['PT']}, {g['PL']}")
+    below = w.op(f"icmp sgt i64 {w.sub(hp, g['PT'])}, {g['H']}")
+    right = w.op(f"icmp sgt i64 {w.sub(wp, g['PL'])}, {g['W']}")
+    over = w.op(f"or i1 {below}, {right}")
+    copy = w.op(f"or i1 {w.op(f'icmp ne i64 {pads}, 0')}, {over}")
+    rs = w.op(f"select i1 {copy}, i64 {wp}, i64 {g['W']}")  # the source's row stride
+    plane = w.op(f"select i1 {copy}, i64 {w.mul(hp, wp)}, i64 {w.mul(g['H'], g['W'])}")
+    floats = w.mul(channels, plane)
+    pad_src = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add(floats, '16'), '4')})")
+    with w.if_(copy):
+        w.do(f"call void @llvm.memset.p0.i64(ptr {pad_src}, i8 0, i64 {w.mul(floats, '4')}, i1 0)")
+        # band column q is input column q - PL: the columns inside both
+        lo = w.op(f"call i64 @llvm.smax.i64(i64 {g['PL']}, i64 0)")
+        skip = w.sub(lo, g["PL"])
+        count = w.min(w.sub(g["W"], skip), w.sub(wp, lo))
+        some = w.op(f"icmp sgt i64 {count}, 0")
+        with w.if_(some), w.loop("c", "0", channels) as c, w.loop("r", "0", hp) as r:
+            iy = w.sub(r, g["PT"])
+            inside = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
+            with w.if_(inside):
+                src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
+                dst = w.gep(pad_src, w.add(w.add(w.mul(c, plane), w.mul(r, wp)), lo))
+                w.do(
+                    f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {w.mul(count, '4')}, i1 0)"
+                )
+    with w.loop("k", "0", "%K") as k:
+        tap = w.op(f"srem i64 {k}, {taps}")
+        i = w.op(f"sdiv i64 {tap}, {g['KW']}")
+        j = w.op(f"srem i64 {tap}, {g['KW']}")
+        at = w.mul(w.op(f"sdiv i64 {k}, {taps}"), plane)
+        at = w.add(at, w.add(w.mul(w.mul(i, g["DH"]), rs), w.mul(j, g["DW"])))
+        w.do(f"store i64 {at}, ptr {w.gep(off, k, 'i64')}")
+    last = w.sub("%N", "1")
+    with w.loop("q", "0", mr) as q:  # pixels past N repeat the last (their rows are dropped)
+        p = w.add("%bcol0", w.min(q, last))
+        oy, ox = w.op(f"sdiv i64 {p}, {g['OW']}"), w.op(f"srem i64 {p}, {g['OW']}")
+        corner = w.add(w.mul(w.mul(oy, g["SH"]), rs), w.mul(ox, g["SW"]))
+        w.do(f"store i64 {corner}, ptr {w.gep(base, q, 'i64')}")
+    return w.op(f"select i1 {copy}, ptr {pad_src}, ptr %b"), pad_src
+
+
+def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) -> None:
+    """K blocks x channel panels x pixel tiles. `block(kc, pc, acc)` is emitted once per K
+    block and returns `tile(kc, acc, wp, ir, at)`, emitted per tile (weight panel wp, first
+    pixel ir, T at `at`); the next channel panel's lines are fetched into L2, a share per
+    pixel tile."""
+    with w.loop("pc", "0", "%K", str(KC)) as pc:
+        kc = w.min(str(KC), w.sub("%K", pc))
+        acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
+        share = w.op(f"sdiv i64 {w.add(w.mul(kc, str(nr // 16)), w.sub(tiles, '1'))}, {tiles}")
+        tile = block(kc, pc, acc)
+        with w.loop("jr", "0", "%M", str(nr)) as jr:
+            # block pc of the packed weight starts at pc * mpad, row arow0 + jr of it at
+            # (arow0 + jr) * kc
+            wp = w.gep("%a", w.add(w.mul(pc, "%mpad"), w.mul(w.add("%arow0", jr), kc)))
+            nxt = w.gep(wp, w.mul(kc, str(nr)))
+            with w.loop("ir", "0", w.mul(tiles, str(mr)), str(mr)) as ir:
+                prefetch_lines(w, nxt, w.mul(w.op(f"sdiv i64 {ir}, {mr}"), share), share)
+                tile(kc, acc, wp, ir, w.gep(t, w.add(w.mul(ir, ldt), jr)))
+
+
+def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
+    """xr_gemm_pm: T by K blocks x channel panels x pixel tiles, then T transposed into
+    C. A window's pixels are read in place (`xr_ukr_px`); a pointwise product's are packed
+    per K block into MR-row panels (contiguous copies, through the prologue if any) for
+    gemm.py's micro-kernel."""
+    nr, mr = panel_width(vw), row_height(vw)
+    assert (nr, mr) == (32, 8)
+    with w.function("void", "@xr_gemm_pm", PARAMS):
+        ep = Epilogue(w)
+        ldt = w.mul(w.op(f"sdiv i64 {w.add('%M', str(nr - 1))}, {nr}"), str(nr))
+        prow = w.mul(w.op(f"sdiv i64 {w.add('%N', str(mr - 1))}, {mr}"), str(mr))
+        tiles = w.op(f"sdiv i64 {prow}, {mr}")
+        t = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.mul(prow, ldt), '4')})")
+        then, other, join = w.if_else(w.op("icmp ne ptr %geo, null"), "window")
+        w.block(then)
+        off = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add('%K', '8'), '8')})")
+        base = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(prow, '8')})")
+        src, copy = _window_source(w, off, base, prow)
+
+        def window(kc: str, pc: str, acc: str):
+            offs = w.gep(off, pc, "i64")
+
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str) -> None:
+                w.do(
+                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc})"
+                )
+
+            return tile
+
+        _blocks(w, nr, mr, ldt, t, tiles, window)
+        for p in (off, base, copy):
+            w.do(f"call void @free(ptr {p})")
+        w.br(join)
+        w.block(other)
+        ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.mul(prow, str(KC)), '4')})")
+
+        def pointwise(kc: str, pc: str, acc: str):
+            # B's rows pc on, all N columns, as MR-row panels of pixels (B read transposed)
+            args = f"ptr {w.gep('%b', w.mul(pc, '%rsb'))}, i64 %csb, i64 %rsb, i64 %N, i64 {kc}, ptr {ap}"
+            if prologue:
+                plain, pro, done = w.if_else(w.op("icmp eq ptr %ps, null"), "pro")
+                w.block(pro)
+                w.do(
+                    f"call void @xr_pack_a_pro({args}, ptr {w.gep('%ps', pc)}, ptr {w.gep('%pt', pc)})"
+                )
+                w.br(done)
+                w.block(plain)
+            w.do(f"call void @xr_pack_a({args})")
+            if prologue:
+                w.br(done)
+                w.block(done)
+
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str) -> None:
+                w.do(
+                    f"call void @xr_ukr(i64 {kc}, ptr {w.gep(ap, w.mul(ir, kc))}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {IDENTITY_EPILOGUE})"
+                )
+
+            return tile
+
+        _blocks(w, nr, mr, ldt, t, tiles, pointwise)
+        w.do(f"call void @free(ptr {ap})")
+        w.br(join)
+        w.block(join)
+        _transposed_store(w, ep, t, ldt)
+        w.do(f"call void @free(ptr {t})")
+
+
+def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
+    """xr_sgemm_pm, its serial part and micro-kernel (gemm.runtime_ir's declarations
+    must be in the same module)."""
+    if vw != 16:
+        raise Error(f"no pixel-major GEMM for vector width {vw} (16 only)")
+    w = Writer()
+    micro_kernel(w, vw)
+    if prologue:
+        pack(w, "@xr_pack_a_pro", row_height(vw), prologue=True)
+    gemm_pixel(w, vw, prologue)
+    # channels split in NR units (the weight's panels); the pixels never (one part of all)
+    split_entry(
+        w, "@xr_sgemm_pm", PARAMS, "@xr_gemm_pm", threads, 1 << 40, PARALLEL_MIN, _rows,
+        _columns, panel_width(vw),
+    )  # fmt: skip
+    return w.text()
