@@ -24,7 +24,8 @@ the epilogue's operations come in its order: C is the same, bit for bit.
 with M the channels (rows of C, from arow0 on: a multiple of NR), N the pixels (from bcol0
 on), `a` the packed weight (apk != 0, mpad a multiple of NR), `b` the input (geo non-null:
 a window; else B[k, j] = b[k*rsb + j*csb], through the prologue when ps is non-null).
-Threads split the channels in NR units. 16-float vectors only (AVX-512: MR 8, NR 32).
+Threads split the channels in NR units, or the pixels in MR units where those are more.
+16-float vectors only (AVX-512: MR 8, NR 32).
 """
 
 from __future__ import annotations
@@ -306,9 +307,10 @@ def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
     if prologue:
         pack(w, "@xr_pack_a_pro", row_height(vw), prologue=True)
     gemm_pixel(w, vw, prologue)
-    # channels split in NR units (the weight's panels); the pixels never (one part of all)
+    # threads split the channels in NR units (the weight's panels), or the pixels in MR
+    # units where those are more
     split_entry(
-        w, "@xr_sgemm_pm", PARAMS, "@xr_gemm_pm", threads, 1 << 40, PARALLEL_MIN, _rows,
-        _columns, panel_width(vw),
+        w, "@xr_sgemm_pm", PARAMS, "@xr_gemm_pm", threads, row_height(vw), PARALLEL_MIN,
+        _rows, _columns, panel_width(vw),
     )  # fmt: skip
     return w.text()

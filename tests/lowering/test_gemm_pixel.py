@@ -4,7 +4,7 @@ rounding of the reference, on windows read in place (padding on every side or on
 bottom-right, stride 2, dilation, K over several blocks, channels that are not a multiple
 of the 32-wide panel), pointwise products packed per K block, a batch, the epilogues
 (bias and relu, batch_norm, a residual), a prologue (batch_norm and relu before a 1x1
-convolution), channels split over 1-3 threads; which convolutions it takes."""
+convolution), channels or pixels split over 1-3 threads; which convolutions it takes."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ CASES = [
     ((1, 12, 9, 8), (33, 12, 2, 2), (1, 1), (0, 0, 1, 1), (1, 1)),  # bottom-right only
     ((2, 300, 7, 7), (40, 300, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, batch 2
     ((1, 64, 13, 13), (70, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, 169 px
+    ((1, 16, 4, 4), (96, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # more panels than tiles
 ]
 
 
