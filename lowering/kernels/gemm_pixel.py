@@ -159,6 +159,25 @@ def micro_kernel(w: Writer, vw: int) -> None:
                 w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
 
 
+def _copy_row(w: Writer, src: str, dst: str, count: str) -> None:
+    """dst[0, count) = src[0, count): masked 16-float copies (rows of a few values, where a
+    memcpy call per row costs more than the copy)."""
+    iota = "<" + ", ".join(f"i64 {i}" for i in range(16)) + ">"
+    v, m = "<16 x float>", "<16 x i1>"
+    with w.loop("q0", "0", count, "16") as q0:
+        left = w.op(f"insertelement <16 x i64> poison, i64 {w.sub(count, q0)}, i64 0")
+        left = w.op(
+            f"shufflevector <16 x i64> {left}, <16 x i64> poison, <16 x i32> zeroinitializer"
+        )
+        mask = w.op(f"icmp slt <16 x i64> {iota}, {left}")
+        x = w.op(
+            f"call {v} @llvm.masked.load.v16f32.p0(ptr {w.gep(src, q0)}, i32 4, {m} {mask}, {v} zeroinitializer)"
+        )
+        w.do(
+            f"call void @llvm.masked.store.v16f32.p0({v} {x}, ptr {w.gep(dst, q0)}, i32 4, {m} {mask})"
+        )
+
+
 def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
     """A window's source and its offsets: the input itself when every window lies inside
     it, else a zero-padded copy (freed by the caller when it is not %b). Returns (src,
@@ -191,16 +210,14 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
             with w.if_(inside):
                 src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
                 dst = w.gep(pad_src, w.add(w.add(w.mul(c, plane), w.mul(r, wp)), lo))
-                w.do(
-                    f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {w.mul(count, '4')}, i1 0)"
-                )
-    with w.loop("k", "0", "%K") as k:
-        tap = w.op(f"srem i64 {k}, {taps}")
-        i = w.op(f"sdiv i64 {tap}, {g['KW']}")
-        j = w.op(f"srem i64 {tap}, {g['KW']}")
-        at = w.mul(w.op(f"sdiv i64 {k}, {taps}"), plane)
-        at = w.add(at, w.add(w.mul(w.mul(i, g["DH"]), rs), w.mul(j, g["DW"])))
-        w.do(f"store i64 {at}, ptr {w.gep(off, k, 'i64')}")
+                _copy_row(w, src, dst, count)
+    # off[k] for k = (c, i, j), in that order
+    with w.loop("c", "0", channels) as c, w.loop("i", "0", g["KH"]) as i:
+        row = w.add(w.mul(c, plane), w.mul(w.mul(i, g["DH"]), rs))
+        k0 = w.mul(w.add(w.mul(c, g["KH"]), i), g["KW"])
+        with w.loop("j", "0", g["KW"]) as j:
+            at = w.add(row, w.mul(j, g["DW"]))
+            w.do(f"store i64 {at}, ptr {w.gep(off, w.add(k0, j), 'i64')}")
     last = w.sub("%N", "1")
     with w.loop("q", "0", mr) as q:  # pixels past N repeat the last (their rows are dropped)
         p = w.add("%bcol0", w.min(q, last))
