@@ -58,6 +58,8 @@ MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
 # 196 224 / 200, 169 192 / 176; 784 (28 x 28) 800 / 784 is not worth the transpose
 MIN_GAIN = 1.08
 MIN_CHANNELS = 32  # output channels (one panel) at least
+WIDE_WINDOW = 9  # taps: wider windows run pixel-major at any pixel count up to
+MAX_WINDOW_PIXELS = 4096  # (T, the partial sums' scratch, grows with the pixels)
 
 M8 = "<8 x i1>"
 
@@ -68,15 +70,20 @@ def _padded(n: int, width: int) -> int:
 
 def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) -> bool:
     """Is a convolution of `m` output channels, `n` pixels per image, K = `k` and `taps`
-    window taps (all static) faster pixel-major on vector width `vw`? Not a strided 1x1
-    one: the packed path copies its input's every other value as cheaply, and reading it
-    in place was slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms)."""
-    if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS or n > MAX_PIXELS:
+    window taps (all static) faster pixel-major on vector width `vw`? Few pixels that
+    fill the 32-wide panels badly; or a window wider than 3 x 3, whose im2col panels cost
+    more to pack than its pixels' broadcasts (Inception v1's 32 -> 96 5 x 5 convolution on
+    27 x 27: 0.49 -> 0.39 ms; 16 -> 32: 0.139 -> 0.085). Not a strided 1x1 one: the packed
+    path copies its input's every other value as cheaply, and reading it in place was
+    slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms)."""
+    if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS:
         return False
     if taps == 1 and strided:
         return False
+    if taps > WIDE_WINDOW:
+        return n <= MAX_WINDOW_PIXELS
     nr, mr = panel_width(vw), row_height(vw)
-    return _padded(n, nr) >= MIN_GAIN * _padded(n, mr)
+    return n <= MAX_PIXELS and _padded(n, nr) >= MIN_GAIN * _padded(n, mr)
 
 
 def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:

@@ -32,6 +32,7 @@ CASES = [
     ((2, 300, 7, 7), (40, 300, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, batch 2
     ((1, 64, 13, 13), (70, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, 169 px
     ((1, 16, 4, 4), (96, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # more panels than tiles
+    ((1, 16, 27, 27), (40, 16, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1)),  # 5x5: 729 pixels
 ]
 
 
@@ -114,12 +115,12 @@ def test_prologue(threads, monkeypatch):
 
 
 def test_which_convolutions():
-    """Few pixels and at least a panel of channels; not 784 pixels (28 x 28: the 32-wide
-    panels waste 2 %), 16 channels, a strided 1x1 convolution or a grouped one."""
-    taken = module(
-        [(1, 8, 7, 7), (32, 8, 3, 3)], 1, lambda x, w: [relay.Conv2DOp(x, w, padding=(1, 1, 1, 1))]
-    )
-    assert pixel_major_specs(taken)
+    """Few pixels and at least a panel of channels, or a window wider than 3 x 3; not a
+    3 x 3 one on 784 pixels (28 x 28: the 32-wide panels waste 2 %), 16 channels, a
+    strided 1x1 convolution or a grouped one."""
+    for xs, ws, pad in [((1, 8, 7, 7), (32, 8, 3, 3), 1), ((1, 8, 28, 28), (32, 8, 5, 5), 2)]:
+        taken = module([xs, ws], 1, lambda x, w, p=pad: [relay.Conv2DOp(x, w, padding=(p,) * 4)])
+        assert pixel_major_specs(taken), (xs, ws)
     for xs, ws, kw in [
         ((1, 8, 28, 28), (32, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
         ((1, 8, 7, 7), (16, 8, 3, 3), {"padding": (1, 1, 1, 1)}),

@@ -31,3 +31,16 @@ func.func @wide(%x: tensor<1x80x28x28xf32> {xrelay.name = "x"}, %w: tensor<48x80
   %d = relay.nn.conv2d %x, %v {strides = array<i64: 2, 2>} : (tensor<1x80x28x28xf32>, tensor<64x80x1x1xf32>) -> tensor<1x64x14x14xf32>
   func.return %c, %d : tensor<1x48x28x28xf32>, tensor<1x64x14x14xf32>
 }
+
+// -----
+
+// A window wider than 3 x 3 runs pixel-major on more pixels too (28 x 28): its im2col
+// panels cost more to pack than its pixels' broadcasts.
+// CHECK-LABEL: func.func @five
+// CHECK:         func.func private @xr_gemm_{{[0-9]+}}
+// CHECK-SAME:    window = {{\[}}[28, 28], [5, 5]
+// CHECK-SAME:    pixel_major = true>
+func.func @five(%x: tensor<1x16x28x28xf32> {xrelay.name = "x"}, %w: tensor<32x16x5x5xf32> {xrelay.name = "w", xrelay.param}) -> tensor<1x32x28x28xf32> {
+  %c = relay.nn.conv2d %x, %w {padding = array<i64: 2, 2, 2, 2>} : (tensor<1x16x28x28xf32>, tensor<32x16x5x5xf32>) -> tensor<1x32x28x28xf32>
+  func.return %c : tensor<1x32x28x28xf32>
+}
