@@ -56,9 +56,8 @@ def window_row(w: Writer, g: dict[str, str], kk: str, x: str, elem: str) -> tupl
     return xc, rowoff, coloff
 
 
-def pack_conv(w: Writer, nr: int, vw: int, name: str = "@xr_pack_conv") -> None:
-    """Emit `name` (@xr_pack_conv) for panels of `nr` columns filled `vw` lanes at a time
-    (kernels/gemm_pixel.py packs 8 pixels per panel as rows of its A)."""
+def pack_conv(w: Writer, nr: int, vw: int) -> None:
+    """Emit @xr_pack_conv for panels of `nr` columns filled `vw` lanes at a time."""
     v, m, iv = f"<{vw} x float>", f"<{vw} x i1>", f"<{vw} x i32>"
     v2 = f"<{2 * vw} x float>"
     # mask lane l on value 2l, odd values off; the even values back to VW lanes
@@ -79,7 +78,7 @@ def pack_conv(w: Writer, nr: int, vw: int, name: str = "@xr_pack_conv") -> None:
     def i32(x: str) -> str:
         return w.op(f"trunc i64 {x} to i32")
 
-    with w.function("void", name, params):
+    with w.function("void", "@xr_pack_conv", params):
         g = load_geometry(w)
         oy0 = w.op(f"sdiv i64 %j0, {g['OW']}")
         ox0 = w.op(f"srem i64 %j0, {g['OW']}")

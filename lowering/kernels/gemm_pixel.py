@@ -6,12 +6,13 @@ im2col) puts the output pixels along the micro-kernel's NR-wide rows: a 7 x 7 ou
 pixels) fills two 32-column panels, 64 columns computed for 49. Here the same product runs
 transposed, T[p, o] = sum_k B[k, p] W[o, k]: channels along the vectors (the weight,
 prepacked as A in NR-row panels, read as B's panels are), pixels broadcast 8 at a time (MR
-rows): 49 pixels are 7 tiles of 8 (56 rows). Nothing is packed from the input: the
-micro-kernel `xr_ukr_px` broadcasts B[k, p] straight from it, at src + off[k] + base[p],
-where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW and base[p]
-pixel p's window corner oy*SH*row + ox*SW (a pointwise product: k*rsb and p*csb). A window
-that reaches outside the input reads a zero-padded copy of it (`src`, made per call); a
-1x1 product whose B goes through a prologue reads a copy with the prologue applied.
+rows): 49 pixels are 7 tiles of 8 (56 rows). A window's im2col is never packed: the
+micro-kernel `xr_ukr_px` broadcasts B[k, p] straight from the input, at src + off[k] +
+base[p], where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW
+and base[p] pixel p's window corner oy*SH*row + ox*SW; windows that reach outside the
+input read a zero-padded copy of it (`src`, made per call). A pointwise product's pixels
+are packed per K block into MR-row panels (contiguous copies, through B's prologue if
+any: `xr_pack_a`) for gemm.py's micro-kernel.
 
 T, ceil(N / MR) * MR x ceil(M / NR) * NR partial sums, is a scratch of the call; after the
 last K block it is transposed back into C in 8 x 8 blocks, the epilogue applied per channel
@@ -186,9 +187,9 @@ def _copy_row(w: Writer, src: str, dst: str, count: str) -> None:
 
 
 def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
-    """A window's source and its offsets: the input itself when every window lies inside
-    it, else a zero-padded copy (freed by the caller when it is not %b). Returns (src,
-    whether src is a copy)."""
+    """A window's source, its tap offsets (off) and its pixels' corners (base, `mr` of
+    them): the input itself when every window lies inside it, else a zero-padded copy.
+    Returns (src, the copy's buffer, which the caller frees)."""
     g = load_geometry(w)
     taps = w.mul(g["KH"], g["KW"])
     channels = w.op(f"sdiv i64 %K, {taps}")
@@ -203,7 +204,8 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
     rs = w.op(f"select i1 {copy}, i64 {wp}, i64 {g['W']}")  # the source's row stride
     plane = w.op(f"select i1 {copy}, i64 {w.mul(hp, wp)}, i64 {w.mul(g['H'], g['W'])}")
     floats = w.mul(channels, plane)
-    pad_src = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add(floats, '16'), '4')})")
+    size = w.op(f"select i1 {copy}, i64 {w.mul(w.add(floats, '16'), '4')}, i64 64")
+    pad_src = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")
     with w.if_(copy):
         w.do(f"call void @llvm.memset.p0.i64(ptr {pad_src}, i8 0, i64 {w.mul(floats, '4')}, i1 0)")
         # band column q is input column q - PL: the columns inside both
