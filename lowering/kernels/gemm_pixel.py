@@ -89,8 +89,11 @@ def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) 
 
 def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
     """C[o, p] (o < M, p < N) from T[p, o]: 8 x 8 blocks transposed in registers, each
-    channel's 8 pixels through the epilogue (the micro-kernel's order) into one masked
-    store."""
+    channel's 8 pixels through the epilogue (the micro-kernel's operations in its order)
+    into one masked store. Channels outer, each's scale and shift splat once. The usual
+    convolution's epilogue (per-channel scale and shift, maybe relu) skips the identities
+    of the others: times 1.0 is exact, and the two additions of 0.0 are one (both only
+    turn -0.0 into 0.0)."""
     iota = "<" + ", ".join(f"i64 {i}" for i in range(8)) + ">"
 
     def masked_load(ptr: str, mask: str) -> str:
@@ -98,39 +101,83 @@ def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
             f"call {V8} @llvm.masked.load.v8f32.p0(ptr {ptr}, i32 4, {M8} {mask}, {V8} zeroinitializer)"
         )
 
+    s_base, s_step = ep.parts["scol"]
+    t_base, t_step = ep.parts["tcol"]
+    r_base, r_step = ep.parts["res"]
+    sr_base, sr_step = ep.parts["srow"]
+    tr_base, tr_step = ep.parts["trow"]
+    identity = [
+        w.op(f"icmp eq ptr {s_base}, @xr_ones"),
+        w.op(f"icmp eq ptr {t_base}, @xr_zeros"),
+        w.op(f"icmp eq ptr {r_base}, @xr_zeros"),
+    ]
+    rows_only = w.op(f"and i1 {w.op(f'and i1 {identity[0]}, {identity[1]}')}, {identity[2]}")
+    relu = w.op(f"fcmp oeq float {ep.lo}, 0.0")
     lo = splat(w, ep.lo, 8)
-    with w.loop("p0", "0", "%N", "8") as p0:
-        left = w.op(f"insertelement <8 x i64> poison, i64 {w.sub('%N', p0)}, i64 0")
-        left = w.op(f"shufflevector <8 x i64> {left}, <8 x i64> poison, <8 x i32> zeroinitializer")
-        mask = w.op(f"icmp slt <8 x i64> {iota}, {left}")
-        s_base, s_step = ep.parts["scol"]
-        t_base, t_step = ep.parts["tcol"]
-        scol = masked_load(w.gep(s_base, w.mul(p0, s_step)), mask)
-        tcol = masked_load(w.gep(t_base, w.mul(p0, t_step)), mask)
+    last = w.sub("%M", "1")
+
+    def blocks(kind: str) -> None:
         with w.loop("o0", "0", "%M", "8") as o0:
-            rows = [load8(w, w.gep(t, w.add(w.mul(w.add(p0, str(q)), ldt), o0))) for q in range(8)]
-            cols = transpose8(w, rows)
-            for q in range(8):
-                o = w.add(o0, str(q))
-                with w.if_(w.lt(o, "%M"), "chan"):
-                    sr_base, sr_step = ep.parts["srow"]
-                    tr_base, tr_step = ep.parts["trow"]
-                    s = splat(w, w.op(f"load float, ptr {w.gep(sr_base, w.mul(o, sr_step))}"), 8)
-                    sh = splat(w, w.op(f"load float, ptr {w.gep(tr_base, w.mul(o, tr_step))}"), 8)
-                    r_base, r_step = ep.parts["res"]
-                    res = masked_load(
-                        w.gep(r_base, w.mul(w.add(w.mul(o, ep.ldr), p0), r_step)), mask
-                    )
-                    y = w.op(f"fmul {V8} {cols[q]}, {s}")
-                    y = w.op(f"fmul {V8} {y}, {scol}")
-                    y = w.op(f"fadd {V8} {y}, {sh}")
-                    y = w.op(f"fadd {V8} {y}, {tcol}")
-                    y = w.op(f"fadd {V8} {y}, {res}")
-                    y = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} {lo})")
-                    dst = w.gep("%c", w.add(w.mul(o, "%ldc"), p0))
-                    w.do(
-                        f"call void @llvm.masked.store.v8f32.p0({V8} {y}, ptr {dst}, i32 4, {M8} {mask})"
-                    )
+            chans = [w.min(w.add(o0, str(q)), last) for q in range(8)]  # (loads stay in M)
+            scale = [
+                splat(w, w.op(f"load float, ptr {w.gep(sr_base, w.mul(o, sr_step))}"), 8)
+                for o in chans
+            ]
+            shift = [
+                splat(w, w.op(f"load float, ptr {w.gep(tr_base, w.mul(o, tr_step))}"), 8)
+                for o in chans
+            ]
+            with w.loop("p0", "0", "%N", "8") as p0:
+                left = w.op(f"insertelement <8 x i64> poison, i64 {w.sub('%N', p0)}, i64 0")
+                left = w.op(
+                    f"shufflevector <8 x i64> {left}, <8 x i64> poison, <8 x i32> zeroinitializer"
+                )
+                mask = w.op(f"icmp slt <8 x i64> {iota}, {left}")
+                rows = [
+                    load8(w, w.gep(t, w.add(w.mul(w.add(p0, str(q)), ldt), o0))) for q in range(8)
+                ]
+                cols = transpose8(w, rows)
+                if kind == "any":
+                    scol = masked_load(w.gep(s_base, w.mul(p0, s_step)), mask)
+                    tcol = masked_load(w.gep(t_base, w.mul(p0, t_step)), mask)
+                for q in range(8):
+                    o = w.add(o0, str(q))
+                    with w.if_(w.lt(o, "%M"), "chan"):
+                        y = w.op(f"fmul {V8} {cols[q]}, {scale[q]}")
+                        if kind == "any":
+                            y = w.op(f"fmul {V8} {y}, {scol}")
+                            y = w.op(f"fadd {V8} {y}, {shift[q]}")
+                            y = w.op(f"fadd {V8} {y}, {tcol}")
+                            at = w.mul(w.add(w.mul(o, ep.ldr), p0), r_step)
+                            y = w.op(f"fadd {V8} {y}, {masked_load(w.gep(r_base, at), mask)}")
+                            y = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} {lo})")
+                        else:
+                            y = w.op(f"fadd {V8} {y}, {shift[q]}")
+                            y = w.op(f"fadd {V8} {y}, zeroinitializer")
+                            if kind == "relu":
+                                y = w.op(
+                                    f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} zeroinitializer)"
+                                )
+                        dst = w.gep("%c", w.add(w.mul(o, "%ldc"), p0))
+                        w.do(
+                            f"call void @llvm.masked.store.v8f32.p0({V8} {y}, ptr {dst}, i32 4, {M8} {mask})"
+                        )
+
+    usual, other, join = w.if_else(rows_only, "rows")
+    w.block(usual)
+    with_relu, plain, done = w.if_else(relu, "relu")
+    w.block(with_relu)
+    blocks("relu")
+    w.br(done)
+    w.block(plain)
+    blocks("plain")
+    w.br(done)
+    w.block(done)
+    w.br(join)
+    w.block(other)
+    blocks("any")
+    w.br(join)
+    w.block(join)
 
 
 def micro_kernel(w: Writer, vw: int) -> None:
@@ -227,12 +274,20 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
         with w.loop("j", "0", g["KW"]) as j:
             at = w.add(row, w.mul(j, g["DW"]))
             w.do(f"store i64 {at}, ptr {w.gep(off, w.add(k0, j), 'i64')}")
-    last = w.sub("%N", "1")
-    with w.loop("q", "0", mr) as q:  # pixels past N repeat the last (their rows are dropped)
-        p = w.add("%bcol0", w.min(q, last))
-        oy, ox = w.op(f"sdiv i64 {p}, {g['OW']}"), w.op(f"srem i64 {p}, {g['OW']}")
-        corner = w.add(w.mul(w.mul(oy, g["SH"]), rs), w.mul(ox, g["SW"]))
-        w.do(f"store i64 {corner}, ptr {w.gep(base, q, 'i64')}")
+    # pixel p = bcol0 + q's corner, (oy, ox) stepped along; pixels past N repeat the
+    # last (their rows are dropped)
+    oy = w.var("i64", w.op(f"sdiv i64 %bcol0, {g['OW']}"), "oy")
+    ox = w.var("i64", w.op(f"srem i64 %bcol0, {g['OW']}"), "ox")
+    corner = w.var("i64", "0", "corner")
+    with w.loop("q", "0", mr) as q:
+        with w.if_(w.lt(q, "%N"), "pixel"):
+            y, x = w.get(oy), w.get(ox)
+            w.set(corner, w.add(w.mul(w.mul(y, g["SH"]), rs), w.mul(x, g["SW"])))
+            nx = w.add(x, "1")
+            wrap = w.op(f"icmp sge i64 {nx}, {g['OW']}")
+            w.set(ox, w.op(f"select i1 {wrap}, i64 0, i64 {nx}"))
+            w.set(oy, w.op(f"select i1 {wrap}, i64 {w.add(y, '1')}, i64 {y}"))
+        w.do(f"store i64 {w.get(corner)}, ptr {w.gep(base, q, 'i64')}")
     return w.op(f"select i1 {copy}, ptr {pad_src}, ptr %b"), pad_src
 
 

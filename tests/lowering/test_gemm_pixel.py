@@ -96,6 +96,24 @@ def test_epilogues(case, threads, monkeypatch):
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[8]], ids=["7x7", "5x5"])
+def test_bias_and_relu(case, threads, monkeypatch):
+    """The usual epilogue (per-channel shift, relu: the transposed store's short path)."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+
+    def body(x, w, b):
+        c = conv(case, x, w)
+        a = relay.BiasAddOp(c, b, axis=1)
+        return [c, a, relay.ReluOp(a)]
+
+    shapes = [case[0], case[1], (case[1][0],)]
+    mod = module(shapes, 1, body)
+    compare(mod, shapes, seed=5)
+    (spec,) = pixel_major_specs(mod)
+    assert spec.shift and spec.relu and not spec.residual
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
 def test_prologue(threads, monkeypatch):
     """batch_norm and relu before a 1x1 convolution (DenseNet's): B through the prologue
     as the pixel panels are packed."""
