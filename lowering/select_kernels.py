@@ -483,24 +483,35 @@ def runtime_declaration(
     return known[key]
 
 
+def _replace_by_call(
+    module: ModuleOp,
+    known: RuntimeDeclarations,
+    op: Operation,
+    stem: str,
+    attr: Attribute,
+    args: list[SSAValue],
+) -> None:
+    """Replace single-result `op` by a call on `args` of the runtime declaration for `attr`."""
+    result = op.results[0].type
+    name = runtime_declaration(module, known, stem, attr, [a.type for a in args], result)
+    call = func.CallOp(name, args, [result])
+    call.location = op.location
+    Rewriter.replace_op(op, call)
+
+
 def _pool_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bool:
     """Replace a pool `pool_spec` accepts by a call of a runtime pool declaration (an
     average pool's divisors, the lowering's, a constant [OH, OW] after its input)."""
     spec = pool_spec(op)
     if spec is None or not POOLS:
         return False
-    x, y = op.operands[0], op.results[0]
-    args: list[SSAValue] = [x]
+    args: list[SSAValue] = [op.operands[0]]
     if spec.average:
         divisors = relay.ConstantOp(avg_pool_divisors(op).astype(np.float32))
         Rewriter.insert_op(divisors, InsertPoint.before(op))
         divisors.location = op.location
         args.append(divisors.results[0])
-    types = [a.type for a in args]
-    name = runtime_declaration(module, known, "xr_pool", PoolAttr(spec), types, y.type)
-    call = func.CallOp(name, args, [y.type])
-    call.location = op.location
-    Rewriter.replace_op(op, call)
+    _replace_by_call(module, known, op, "xr_pool", PoolAttr(spec), args)
     return True
 
 
@@ -529,12 +540,7 @@ def _winograd_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) 
     spec = winograd_spec(op)
     if spec is None:
         return False
-    args, result = list(op.operands), op.results[0]
-    types = [v.type for v in args]
-    name = runtime_declaration(module, known, "xr_wino", WinogradAttr(spec), types, result.type)
-    call = func.CallOp(name, args, [result.type])
-    call.location = op.location
-    Rewriter.replace_op(op, call)
+    _replace_by_call(module, known, op, "xr_wino", WinogradAttr(spec), list(op.operands))
     return True
 
 

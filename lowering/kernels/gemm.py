@@ -114,17 +114,27 @@ def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
     return w.op(f"load {vec(vw)}, ptr {ptr}, align {align}")
 
 
-def micro_kernel(w: Writer, vw: int, direct: bool = False) -> None:
+def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False) -> None:
     """xr_ukr: C[MR x NR] (+)= Ap[kc x MR] panel times Bp[kc x NR] panel, then the epilogue
     when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row. With `direct`, xr_ukr_d:
-    B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py)."""
+    B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py). With `pixels`,
+    xr_ukr_px: A is not packed, A[r, k] is %ap[%base[r] + %off[k]] (kernels/gemm_pixel.py:
+    a pixel's value of a window tap)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
     fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
     if direct:
         params.insert(3, ("ptr", "%off"))
-    with w.function("void", "@xr_ukr_d" if direct else "@xr_ukr", params):
+    if pixels:
+        params[2:2] = [("ptr", "noalias %off"), ("ptr", "noalias %base")]
+    name = "@xr_ukr_d" if direct else "@xr_ukr_px" if pixels else "@xr_ukr"
+    with w.function("void", name, params):
+        if pixels:  # each row's first value, in registers
+            corners = [
+                w.gep("%ap", w.op(f"load i64, ptr {w.gep('%base', str(r), 'i64')}"))
+                for r in range(height)
+            ]
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
         with w.loop("k", "0", "%kc") as k:
             if direct:
@@ -133,9 +143,14 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False) -> None:
                 bp = w.gep("%bp", w.mul(k, str(nr)))
             # prepacked params need not be aligned
             b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
-            ap = w.gep("%ap", w.mul(k, str(height)))
+            if pixels:
+                o = w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}")
+                at = [w.gep(corner, o) for corner in corners]
+            else:
+                ap = w.gep("%ap", w.mul(k, str(height)))
+                at = [w.gep(ap, str(r)) for r in range(height)]
             for r in range(height):
-                a = splat(w, w.op(f"load float, ptr {w.gep(ap, str(r))}, align 4"), vw)
+                a = splat(w, w.op(f"load float, ptr {at[r]}, align 4"), vw)
                 for j in range(2):
                     cur = w.get(accs[r][j])
                     w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))

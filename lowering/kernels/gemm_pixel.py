@@ -6,13 +6,13 @@ im2col) puts the output pixels along the micro-kernel's NR-wide rows: a 7 x 7 ou
 pixels) fills two 32-column panels, 64 columns computed for 49. Here the same product runs
 transposed, T[p, o] = sum_k B[k, p] W[o, k]: channels along the vectors (the weight,
 prepacked as A in NR-row panels, read as B's panels are), pixels broadcast 8 at a time (MR
-rows): 49 pixels are 7 tiles of 8 (56 rows). A window's im2col is never packed: the
-micro-kernel `xr_ukr_px` broadcasts B[k, p] straight from the input, at src + off[k] +
-base[p], where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW
+rows): 49 pixels are 7 tiles of 8 (56 rows). A window's im2col is never packed: gemm.py's
+micro-kernel, as `xr_ukr_px`, broadcasts B[k, p] straight from the input, at src + off[k]
++ base[p], where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW
 and base[p] pixel p's window corner oy*SH*row + ox*SW; windows that reach outside the
 input read a zero-padded copy of it (`src`, made per call). A pointwise product's pixels
 are packed per K block into MR-row panels (contiguous copies, through B's prologue if
-any: `xr_pack_a`) for gemm.py's micro-kernel.
+any: `xr_pack_a`) for the plain micro-kernel.
 
 T, ceil(N / MR) * MR x ceil(M / NR) * NR partial sums, is a scratch of the call; after the
 last K block it is transposed back into C in 8 x 8 blocks, the epilogue applied per channel
@@ -43,6 +43,7 @@ from xrelay.lowering.kernels.gemm import (
     _columns,
     _rows,
     load8,
+    micro_kernel,
     pack,
     panel_width,
     prefetch_lines,
@@ -50,7 +51,6 @@ from xrelay.lowering.kernels.gemm import (
     splat,
     split_entry,
     transpose8,
-    vec,
 )
 from xrelay.lowering.kernels.irtext import Writer
 
@@ -180,40 +180,6 @@ def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
     w.block(join)
 
 
-def micro_kernel(w: Writer, vw: int) -> None:
-    """xr_ukr_px: T[MR x NR] (+)= the MR pixels' values (broadcast from src + off[k] +
-    base[r]) times the NR-wide weight panel, k < kc."""
-    nr, v, height = 2 * vw, vec(vw), row_height(vw)
-    fma = f"@llvm.fma.v{vw}f32"
-    params = [("i64", "%kc"), ("ptr", "noalias %src"), ("ptr", "noalias %off"),
-              ("ptr", "noalias %base"), ("ptr", "noalias %wp"), ("ptr", "%t"), ("i64", "%ldt"),
-              ("i64", "%acc")]  # fmt: skip
-    with w.function("void", "@xr_ukr_px", params):
-        corners = [
-            w.gep("%src", w.op(f"load i64, ptr {w.gep('%base', str(r), 'i64')}"))
-            for r in range(height)
-        ]
-        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
-        with w.loop("k", "0", "%kc") as k:
-            o = w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}")
-            bp = w.gep("%wp", w.mul(k, str(nr)))
-            b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]
-            for r in range(height):
-                a = splat(w, w.op(f"load float, ptr {w.gep(corners[r], o)}, align 4"), vw)
-                for j in range(2):
-                    cur = w.get(accs[r][j])
-                    w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
-        rows = [w.gep("%t", w.mul(str(r), "%ldt")) for r in range(height)]
-        with w.if_(w.op("icmp ne i64 %acc, 0")):
-            for r in range(height):
-                for j in range(2):
-                    old = load8(w, w.gep(rows[r], str(vw * j)), vw=vw)
-                    w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
-        for r in range(height):
-            for j in range(2):
-                w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
-
-
 def _copy_row(w: Writer, src: str, dst: str, count: str) -> None:
     """dst[0, count) = src[0, count): masked 16-float copies (rows of a few values, where a
     memcpy call per row costs more than the copy)."""
@@ -335,7 +301,7 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
 
             def tile(kc: str, acc: str, wp: str, ir: str, at: str) -> None:
                 w.do(
-                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc})"
+                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {IDENTITY_EPILOGUE})"
                 )
 
             return tile
@@ -384,7 +350,7 @@ def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
     if vw != 16:
         raise Error(f"no pixel-major GEMM for vector width {vw} (16 only)")
     w = Writer()
-    micro_kernel(w, vw)
+    micro_kernel(w, vw, pixels=True)
     if prologue:
         pack(w, "@xr_pack_a_pro", row_height(vw), prologue=True)
     gemm_pixel(w, vw, prologue)
