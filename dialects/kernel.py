@@ -142,7 +142,8 @@ class GemmSpec:
     convolution).
     `pixel_major` (f32 convolution, A its weight packed in `mpad` / NR panels of NR rows):
     the product runs as pixels x channels into a scratch, transposed back into C
-    (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels)."""
+    (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels or a window
+    wider than 3 x 3)."""
 
     m: int = 0
     n: int = 0

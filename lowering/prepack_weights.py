@@ -81,7 +81,7 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
         if groups == 1 and spec.per_row and not spec.group and _pixel_major(spec, nr // 2):
-            # a convolution of few pixels: the weight in NR-row panels (kernels/gemm_pixel.py)
+            # few pixels or a wide window: the weight in NR-row panels (kernels/gemm_pixel.py)
             pack = PackSpec(a_name, "a", spec.m, spec.k, panel=nr)
             pm = replace(
                 spec, a_packed=True, mpad=padded(spec.m, nr), pixel_major=True, direct=False

@@ -113,11 +113,10 @@ def _offsets(w: Writer, spec: GemmSpec, indices: list[str]) -> dict[str, str]:
 def _call(w: Writer, name: str, spec: GemmSpec, offsets: dict[str, str], serial: bool) -> None:
     if spec.group:
         int_call(w, name, spec, offsets)
+    elif spec.pixel_major:
+        float_call(w, name, spec, offsets, "@xr_gemm_pm" if serial else "@xr_sgemm_pm")
     else:
-        if spec.pixel_major:
-            float_call(w, name, spec, offsets, "@xr_gemm_pm" if serial else "@xr_sgemm_pm")
-        else:
-            float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
+        float_call(w, name, spec, offsets, "@xr_gemm_part" if serial else "@xr_sgemm")
 
 
 def batch_iterations(spec: GemmSpec) -> int | None:
