@@ -76,6 +76,7 @@ PARAMS = [
 ARGS = ", ".join(f"{t} {n}" for t, n in PARAMS)
 SIGNATURE = ", ".join(t for t, _ in PARAMS)
 
+PREFETCH = [("ptr", "%pf"), ("i64", "%pfn")]  # the micro-kernel's prefetch stream
 EPILOGUE = [("ptr", "%srow"), ("ptr", "%trow"), ("ptr", "%scol"), ("ptr", "%tcol"),
             ("ptr", "%res"), ("i64", "%ldr"), ("float", "%lo")]  # fmt: skip
 
@@ -119,11 +120,12 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
     when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row. With `direct`, xr_ukr_d:
     B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py). With `pixels`,
     xr_ukr_px: A is not packed, A[r, k] is %ap[%base[r] + %off[k]] (kernels/gemm_pixel.py:
-    a pixel's value of a window tap)."""
+    a pixel's value of a window tap). Iteration k < %pfn fetches line k of %pf into L2
+    (`prefetch_stream`)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
     fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
-              ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *EPILOGUE]  # fmt: skip
+              ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *PREFETCH, *EPILOGUE]  # fmt: skip
     if direct:
         params.insert(3, ("ptr", "%off"))
     if pixels:
@@ -137,6 +139,10 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
             ]
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
         with w.loop("k", "0", "%kc") as k:
+            with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
+                w.do(
+                    f"call void @llvm.prefetch.p0(ptr {w.gep('%pf', w.mul(k, '16'))}, i32 0, i32 2, i32 1)"
+                )
             if direct:
                 bp = w.gep("%bp", w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}"))
             else:
@@ -319,6 +325,15 @@ def prefetch_lines(w: Writer, base: str, first: str, count: str) -> None:
         )
 
 
+def prefetch_stream(w: Writer, base: str, first: str, count: str, kc: str) -> str:
+    """The micro-kernel's prefetch arguments for `count` lines from line `first` of `base`:
+    one line per k iteration, spread over the tile's arithmetic (a burst of fetches before
+    it stalls the core until they are in flight); lines past kc are fetched now."""
+    n = w.min(count, kc)
+    prefetch_lines(w, base, w.add(first, n), w.sub(count, n))
+    return f"ptr {w.gep(base, w.mul(first, '16'))}, i64 {n}"
+
+
 def transpose8(w: Writer, rows: list[str]) -> list[str]:
     """The columns of the 8 x 8 block whose rows are `rows` (<8 x float> each): 24
     two-source shuffles (unpack, shufps, perm2f128 on x86)."""
@@ -365,6 +380,7 @@ class Epilogue:
         return ", ".join(out)
 
 
+NO_PREFETCH = "ptr null, i64 0"
 IDENTITY_EPILOGUE = (
     "ptr @xr_ones, ptr @xr_zeros, ptr @xr_ones, ptr @xr_zeros, ptr @xr_zeros, i64 0, "
     f"float {NEG_INF}"
@@ -442,17 +458,27 @@ def gemm_serial(w: Writer, NR: int, prologue: bool = False, direct: bool = False
                         share = w.op(f"sdiv i64 {w.add(total, w.sub(tiles, '1'))}, {tiles}")
                         with w.loop("ir", "0", mc, str(height)) as ir:
                             first = w.mul(w.op(f"sdiv i64 {ir}, {height}"), share)
-                            prefetch_lines(w, nxt, first, share)
                             mr = w.min(str(height), w.sub(mc, ir))
                             app = w.gep(ablock, w.mul(ir, kc))
                             # a prepacked A (convolution weights) on the first column
                             # panel: its next row panel (the next block's first after
-                            # the last) fetched into L2
+                            # the last) fetched into L2 during the tile, B's share now
                             cold = w.op(f"and i1 {apk}, {w.op(f'icmp eq i64 {jr}, 0')}")
                             floats = w.add(w.mul(kc, str(height)), "15")
                             a_lines = w.op(f"sdiv i64 {floats}, 16")  # the panel's lines
-                            a_lines = w.op(f"select i1 {cold}, i64 {a_lines}, i64 0")
-                            prefetch_lines(w, w.gep(app, w.mul(kc, str(height))), "0", a_lines)
+                            prefetch_lines(
+                                w, nxt, first, w.op(f"select i1 {cold}, i64 {share}, i64 0")
+                            )
+                            pbase = w.op(
+                                f"select i1 {cold}, ptr {w.gep(app, w.mul(kc, str(height)))}, ptr {w.gep(nxt, w.mul(first, '16'))}"
+                            )
+                            pf = prefetch_stream(
+                                w,
+                                pbase,
+                                "0",
+                                w.op(f"select i1 {cold}, i64 {a_lines}, i64 {share}"),
+                                kc,
+                            )
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
@@ -462,12 +488,12 @@ def gemm_serial(w: Writer, NR: int, prologue: bool = False, direct: bool = False
                             then, other, join = w.if_else(full, "full")
                             w.block(then)
                             w.do(
-                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {args})"
+                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {pf}, {args})"
                             )
                             w.br(join)
                             w.block(other)
                             w.do(
-                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {NR}, i64 0, i64 0, {IDENTITY_EPILOGUE})"
+                                f"call void @xr_ukr(i64 {kc}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {NR}, i64 0, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                             )
                             w.do(
                                 f"call void @xr_edge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nr}, i64 {acc}, i64 {epi}, {args})"

@@ -34,6 +34,7 @@ from xrelay.lowering.kernels.gemm import (
     IDENTITY_EPILOGUE,
     KC,
     MC,
+    NO_PREFETCH,
     PARAMS,
     Epilogue,
     micro_kernel,
@@ -145,10 +146,14 @@ def gemm_direct(w: Writer, vw: int) -> None:
                         oy = w.add(oy0, w.op(f"sdiv i64 {u0}, {wp}"))
                         j = w.sub(w.add(w.mul(oy, g["OW"]), ox), "%bcol0")
                         ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j))
-                        w.do(f"{ukr}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {ep.at(i0, j)})")
+                        w.do(
+                            f"{ukr}, ptr {ctile}, i64 %ldc, i64 {acc}, i64 {epi}, {NO_PREFETCH}, {ep.at(i0, j)})"
+                        )
                         w.br(join)
                         w.block(other)
-                        w.do(f"{ukr}, ptr {tmp}, i64 {nr}, i64 0, i64 0, {IDENTITY_EPILOGUE})")
+                        w.do(
+                            f"{ukr}, ptr {tmp}, i64 {nr}, i64 0, i64 0, {NO_PREFETCH}, {IDENTITY_EPILOGUE})"
+                        )
                         _store_runs(w, ep, g, tmp, u0, stop, wp, oy0, i0, mr, acc, epi)
                         w.br(join)
                         w.block(join)

@@ -46,7 +46,7 @@ from xrelay.lowering.kernels.gemm import (
     micro_kernel,
     pack,
     panel_width,
-    prefetch_lines,
+    prefetch_stream,
     row_height,
     splat,
     split_entry,
@@ -259,9 +259,9 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
 
 def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) -> None:
     """K blocks x channel panels x pixel tiles. `block(kc, pc, acc)` is emitted once per K
-    block and returns `tile(kc, acc, wp, ir, at)`, emitted per tile (weight panel wp, first
-    pixel ir, T at `at`); the next channel panel's lines are fetched into L2, a share per
-    pixel tile."""
+    block and returns `tile(kc, acc, wp, ir, at, pf)`, emitted per tile (weight panel wp, first
+    pixel ir, T at `at`, prefetch arguments pf); the next channel panel's lines are fetched
+    into L2, a share per pixel tile, during the tile's arithmetic."""
     with w.loop("pc", "0", "%K", str(KC)) as pc:
         kc = w.min(str(KC), w.sub("%K", pc))
         acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
@@ -273,8 +273,9 @@ def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) ->
             wp = w.gep("%a", w.add(w.mul(pc, "%mpad"), w.mul(w.add("%arow0", jr), kc)))
             nxt = w.gep(wp, w.mul(kc, str(nr)))
             with w.loop("ir", "0", w.mul(tiles, str(mr)), str(mr)) as ir:
-                prefetch_lines(w, nxt, w.mul(w.op(f"sdiv i64 {ir}, {mr}"), share), share)
-                tile(kc, acc, wp, ir, w.gep(t, w.add(w.mul(ir, ldt), jr)))
+                first = w.mul(w.op(f"sdiv i64 {ir}, {mr}"), share)
+                pf = prefetch_stream(w, nxt, first, share, kc)
+                tile(kc, acc, wp, ir, w.gep(t, w.add(w.mul(ir, ldt), jr)), pf)
 
 
 def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
@@ -299,9 +300,9 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
         def window(kc: str, pc: str, acc: str):
             offs = w.gep(off, pc, "i64")
 
-            def tile(kc: str, acc: str, wp: str, ir: str, at: str) -> None:
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str) -> None:
                 w.do(
-                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {IDENTITY_EPILOGUE})"
+                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                 )
 
             return tile
@@ -329,9 +330,9 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
                 w.br(done)
                 w.block(done)
 
-            def tile(kc: str, acc: str, wp: str, ir: str, at: str) -> None:
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str) -> None:
                 w.do(
-                    f"call void @xr_ukr(i64 {kc}, ptr {w.gep(ap, w.mul(ir, kc))}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {IDENTITY_EPILOGUE})"
+                    f"call void @xr_ukr(i64 {kc}, ptr {w.gep(ap, w.mul(ir, kc))}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                 )
 
             return tile
