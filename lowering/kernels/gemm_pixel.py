@@ -59,6 +59,11 @@ MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
 # 196 224 / 200, 169 192 / 176; 784 (28 x 28) 800 / 784 is not worth the transpose
 MIN_GAIN = 1.08
 MIN_CHANNELS = 32  # output channels (one panel) at least
+# a pointwise product's reduction at least: the transposed store costs per output value what
+# the saved columns return per K (48 -> 192 1x1 on 13 x 13: 0.030 ms packed, 0.034
+# pixel-major; 128 -> 512 0.101 / 0.115; 256 -> 1024 on 14 x 14 even; 2048 -> 512 on 7 x 7
+# 0.51 / 0.42)
+MIN_POINTWISE_K = 256
 WIDE_WINDOW = 9  # taps: wider windows run pixel-major at any pixel count up to
 MAX_WINDOW_PIXELS = 4096  # (T, the partial sums' scratch, grows with the pixels)
 
@@ -76,10 +81,11 @@ def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) 
     more to pack than its pixels' broadcasts (Inception v1's 32 -> 96 5 x 5 convolution on
     27 x 27: 0.49 -> 0.39 ms; 16 -> 32: 0.139 -> 0.085). Not a strided 1x1 one: the packed
     path copies its input's every other value as cheaply, and reading it in place was
-    slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms)."""
+    slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms); nor a 1x1 one with K
+    under MIN_POINTWISE_K."""
     if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS:
         return False
-    if taps == 1 and strided:
+    if taps == 1 and (strided or k < MIN_POINTWISE_K):
         return False
     if taps > WIDE_WINDOW:
         return n <= MAX_WINDOW_PIXELS

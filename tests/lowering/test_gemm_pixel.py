@@ -30,7 +30,7 @@ CASES = [
     ((1, 8, 10, 8), (40, 8, 5, 3), (1, 1), (0, 1, 2, 0), (1, 1)),  # uneven padding
     ((1, 12, 9, 8), (33, 12, 2, 2), (1, 1), (0, 0, 1, 1), (1, 1)),  # bottom-right only
     ((2, 300, 7, 7), (40, 300, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, batch 2
-    ((1, 64, 13, 13), (70, 64, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, 169 px
+    ((1, 256, 13, 13), (70, 256, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise, 169 px
     ((1, 16, 4, 4), (96, 16, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # more panels than tiles
     ((1, 16, 27, 27), (40, 16, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1)),  # 5x5: 729 pixels
 ]
@@ -118,14 +118,14 @@ def test_prologue(threads, monkeypatch):
     """batch_norm and relu before a 1x1 convolution (DenseNet's): B through the prologue
     as the pixel panels are packed."""
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
-    xs, ws = (1, 96, 7, 7), (64, 96, 1, 1)
+    xs, ws = (1, 256, 7, 7), (64, 256, 1, 1)
 
     def body(x, g, s, m, v, w):
         bn = relay.BatchNormOp(x, g, s, m, relay.AbsOp(v), epsilon=1e-3)
         r = relay.ReluOp(bn)
         return [bn.operands[4].owner, bn, r, relay.Conv2DOp(r, w)]
 
-    shapes = [xs, (96,), (96,), (96,), (96,), ws]
+    shapes = [xs, (256,), (256,), (256,), (256,), ws]
     mod = module(shapes, 1, body)
     compare(mod, shapes, seed=4)
     (spec,) = pixel_major_specs(mod)
@@ -135,14 +135,19 @@ def test_prologue(threads, monkeypatch):
 def test_which_convolutions():
     """Few pixels and at least a panel of channels, or a window wider than 3 x 3; not a
     3 x 3 one on 784 pixels (28 x 28: the 32-wide panels waste 2 %), 16 channels, a
-    strided 1x1 convolution or a grouped one."""
-    for xs, ws, pad in [((1, 8, 7, 7), (32, 8, 3, 3), 1), ((1, 8, 28, 28), (32, 8, 5, 5), 2)]:
+    strided 1x1 convolution, a 1x1 one with K under MIN_POINTWISE_K or a grouped one."""
+    for xs, ws, pad in [
+        ((1, 8, 7, 7), (32, 8, 3, 3), 1),
+        ((1, 8, 28, 28), (32, 8, 5, 5), 2),
+        ((1, 256, 13, 13), (192, 256, 1, 1), 0),
+    ]:
         taken = module([xs, ws], 1, lambda x, w, p=pad: [relay.Conv2DOp(x, w, padding=(p,) * 4)])
         assert pixel_major_specs(taken), (xs, ws)
     for xs, ws, kw in [
         ((1, 8, 28, 28), (32, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
         ((1, 8, 7, 7), (16, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
         ((1, 8, 14, 14), (64, 8, 1, 1), {"strides": (2, 2)}),
+        ((1, 128, 13, 13), (192, 128, 1, 1), {}),
         ((1, 16, 7, 7), (64, 8, 3, 3), {"padding": (1, 1, 1, 1), "groups": 2}),
     ]:
         mod = module([xs, ws], 1, lambda x, w, kw=kw: [relay.Conv2DOp(x, w, **kw)])
