@@ -87,7 +87,7 @@ def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) 
         return False
     if taps == 1 and (strided or k < MIN_POINTWISE_K):
         return False
-    if taps > WIDE_WINDOW:
+    if taps > WIDE_WINDOW or (taps > 1 and m <= panel_width(vw)):
         return n <= MAX_WINDOW_PIXELS
     nr, mr = panel_width(vw), row_height(vw)
     return n <= MAX_PIXELS and _padded(n, nr) >= MIN_GAIN * _padded(n, mr)

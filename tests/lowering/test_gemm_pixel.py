@@ -133,18 +133,21 @@ def test_prologue(threads, monkeypatch):
 
 
 def test_which_convolutions():
-    """Few pixels and at least a panel of channels, or a window wider than 3 x 3; not a
-    3 x 3 one on 784 pixels (28 x 28: the 32-wide panels waste 2 %), 16 channels, a
-    strided 1x1 convolution, a 1x1 one with K under MIN_POINTWISE_K or a grouped one."""
+    """Few pixels and at least a panel of channels, a window wider than 3 x 3, or a
+    window with one panel of channels (32: the packed path's im2col panels would serve 4
+    row tiles); not a 3 x 3 one of 64 channels on 784 pixels (28 x 28: the 32-wide panels
+    waste 2 %), 16 channels, a strided 1x1 convolution, a 1x1 one with K under
+    MIN_POINTWISE_K or a grouped one."""
     for xs, ws, pad in [
         ((1, 8, 7, 7), (32, 8, 3, 3), 1),
         ((1, 8, 28, 28), (32, 8, 5, 5), 2),
         ((1, 256, 13, 13), (192, 256, 1, 1), 0),
+        ((1, 8, 28, 28), (32, 8, 3, 3), 1),
     ]:
         taken = module([xs, ws], 1, lambda x, w, p=pad: [relay.Conv2DOp(x, w, padding=(p,) * 4)])
         assert pixel_major_specs(taken), (xs, ws)
     for xs, ws, kw in [
-        ((1, 8, 28, 28), (32, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
+        ((1, 8, 28, 28), (64, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
         ((1, 8, 7, 7), (16, 8, 3, 3), {"padding": (1, 1, 1, 1)}),
         ((1, 8, 14, 14), (64, 8, 1, 1), {"strides": (2, 2)}),
         ((1, 128, 13, 13), (192, 128, 1, 1), {}),

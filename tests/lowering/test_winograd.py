@@ -109,6 +109,7 @@ def run_both(x_shape, k, pad, epilogue=(), tile=4, seed=0):
         only = {2: 10**9, 4: 10**9, tile: 1}
         mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: only, 16: only})
         mp.setattr(winograd_convs, "MIN_OUTPUT_CHANNELS", {8: 1, 16: 1})
+        mp.setattr(winograd_convs, "THIN_MIN_TILES", {})
         got = xrelay.build(mod, dict(params), cache=False).run(x, res)[0]
         specs = [s for s in specs_after_selection(mod) if isinstance(s, GemmSpec)]
     plain = xrelay.build(mod, dict(params), cache=False, kernels=False).run(x, res)[0]
@@ -156,6 +157,7 @@ def test_the_epilogue_folds_into_the_output_transform(epilogue, cropped):
         mp.setattr(winograd_convs, "MIN_TILES", 1)
         mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: {2: 1, 4: 1}, 16: {2: 1, 4: 1}})
         mp.setattr(winograd_convs, "MIN_OUTPUT_CHANNELS", {8: 1, 16: 1})
+        mp.setattr(winograd_convs, "THIN_MIN_TILES", {})
         xrelay.lowering.pipeline.lower(work, stop_after="winograd-convs")
     # what is left on whole outputs is the output transform (the vectors' ops remain)
     (last,) = [
@@ -219,6 +221,18 @@ def test_sixteen_float_products_need_more_output_channels():
     for k, tile16 in ((16, None), (32, 4)):
         shapes = [(1, 128, 56, 56), (k, 128, 3, 3)]
         mod = module(shapes, 1, lambda x, w: [relay.Conv2DOp(x, w)])
+        (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
+        assert winograd_convs.choose_tile(conv, 8) == 4
+        assert winograd_convs.choose_tile(conv, 16) == tile16
+
+
+def test_one_panel_of_outputs_needs_many_tiles_at_sixteen_floats():
+    """32 output channels (one pixel-major panel) on 28 x 28 (49 tiles of 4) run
+    pixel-major with 16-float products; on 56 x 56 (196 tiles) Winograd stays. 8-float
+    products keep Winograd on both."""
+    for hw, tile16 in ((28, None), (56, 4)):
+        shapes = [(1, 128, hw, hw), (32, 128, 3, 3)]
+        mod = module(shapes, 1, lambda x, w: [relay.Conv2DOp(x, w, padding=[1, 1, 1, 1])])
         (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
         assert winograd_convs.choose_tile(conv, 8) == 4
         assert winograd_convs.choose_tile(conv, 16) == tile16
