@@ -57,6 +57,7 @@ MR_AVX2, MR_AVX512 = 6, 8  # micro-kernel rows: see row_height
 KC, MC, NC = 256, 144, 1024
 WIDTHS = (8, 16)  # vector widths (floats) the micro-kernel is generated for
 PARALLEL_MIN = 1 << 17  # multiply-adds
+TILE_PREFETCH = True  # the next tile's rows of C and residual (Epilogue.prefetch_rows)
 
 NEG_INF = "0xFFF0000000000000"
 V8 = "<8 x float>"  # the matrix-vector path
@@ -379,6 +380,23 @@ class Epilogue:
         out += [f"i64 {self.ldr}", f"float {self.lo}"]
         return ", ".join(out)
 
+    def prefetch_rows(self, i: str, j: str, rows: int, width: int) -> None:
+        """Fetch into L1 the `rows` x `width` block at (i, j) of C (for writing) and of the
+        residual, if any: a tile's rows lie ldc apart, each a stream of its own, more than
+        the hardware's prefetchers follow, so each row's lines would miss on the tile's
+        stores and residual loads (3 per row: `width` floats span 3 lines unaligned)."""
+        w = self.w
+        spots = [str(o) for o in (0, 16, width - 1)]
+        for r in range(rows):
+            row = w.gep("%c", w.add(w.mul(w.add(i, str(r)), "%ldc"), j))
+            for o in spots:
+                w.do(f"call void @llvm.prefetch.p0(ptr {w.gep(row, o)}, i32 1, i32 3, i32 1)")
+        with w.if_(w.op("icmp ne ptr %res, null")):
+            for r in range(rows):
+                row = w.gep("%res", w.add(w.mul(w.add(i, str(r)), "%ldr"), j))
+                for o in spots:
+                    w.do(f"call void @llvm.prefetch.p0(ptr {w.gep(row, o)}, i32 0, i32 3, i32 1)")
+
 
 NO_PREFETCH = "ptr null, i64 0"
 IDENTITY_EPILOGUE = (
@@ -480,6 +498,14 @@ def gemm_serial(w: Writer, NR: int, prologue: bool = False, direct: bool = False
                                 kc,
                             )
                             i0, j0 = w.add(ic, ir), w.add(jc, jr)
+                            if TILE_PREFETCH:
+                                # the next tile's rows of C and the residual, during this one
+                                more = w.op(f"icmp slt i64 {w.add(ir, str(height))}, {mc}")
+                                ni = w.op(
+                                    f"select i1 {more}, i64 {w.add(i0, str(height))}, i64 {ic}"
+                                )
+                                nj = w.op(f"select i1 {more}, i64 {j0}, i64 {w.add(j0, str(NR))}")
+                                ep.prefetch_rows(ni, nj, height, NR)
                             ctile = w.gep("%c", w.add(w.mul(i0, "%ldc"), j0))
                             args = ep.at(i0, j0)
                             full = w.op(
