@@ -39,6 +39,8 @@ from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
 from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
+from xrelay.lowering.kernels.gemm import panel_width
+from xrelay.lowering.kernels.gemm_pixel import pixel_major_pays
 from xrelay.lowering.relay_to_linalg.builder import shape_of
 from xrelay.lowering.select_kernels import (
     Anchor,
@@ -58,11 +60,11 @@ MIN_INPUT_CHANNELS = {8: {4: 16, 2: 64}, 16: {4: 32, 2: 64}}
 # 128 -> 32 convolutions are faster by Winograd (34.2 -> 30.9 ms)
 MIN_OUTPUT_CHANNELS = {8: 16, 16: 32}
 MIN_TILES = 32  # tiles per term: the GEMM's columns
-# 16-float vectors, at most one panel of output channels (32): tiles per term at least;
-# fewer, pixel-major is faster (DenseNet-121's 128 -> 32 on 28 x 28, 49 tiles: 0.285 ->
-# 0.23 ms; on 56 x 56, 196 tiles, Winograd stays: 0.85 against 0.93)
-THIN_MIN_TILES = {16: 128}
-THIN = 32
+# tiles per term at least for a convolution of one pixel-major panel of output channels
+# that pixel-major takes (`pixel_major_pays`: 32 channels, 16-float vectors); fewer,
+# pixel-major is faster (DenseNet-121's 128 -> 32 on 28 x 28, 49 tiles: 0.285 -> 0.23 ms;
+# on 56 x 56, 196 tiles, Winograd stays: 0.85 against 0.93)
+THIN_MIN_TILES = 128
 
 
 def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
@@ -84,9 +86,13 @@ def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
     n, c, _, _, k, _, kh, kw, _, _, oh, ow = shape
     if (kh, kw) != (3, 3) or k < MIN_OUTPUT_CHANNELS[vector_width]:
         return None
+    # one pixel-major panel of output channels that pixel-major takes
+    thin = k <= panel_width(vector_width) and pixel_major_pays(
+        k, oh * ow, c * 9, 9, False, vector_width
+    )
     for m in sorted(winograd.TILES, reverse=True):
         tiles = n * winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
-        if k <= THIN and tiles < THIN_MIN_TILES.get(vector_width, 0):
+        if thin and tiles < THIN_MIN_TILES:
             return None  # (counted in the largest tiles: smaller ones would be slower)
         if tiles >= MIN_TILES and c >= MIN_INPUT_CHANNELS[vector_width][m]:
             return m

@@ -82,10 +82,9 @@ def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) 
     0.28 -> 0.23 ms; winograd-convs leaves it these below THIN_MIN_TILES); or a window
     wider than 3 x 3, whose im2col panels cost more to pack than its pixels' broadcasts
     (Inception v1's 32 -> 96 5 x 5 convolution on 27 x 27: 0.49 -> 0.39 ms; 16 -> 32:
-    0.139 -> 0.085). Not a strided 1x1 one: the packed
-    path copies its input's every other value as cheaply, and reading it in place was
-    slower (ResNet-50's 1024 -> 2048 projection 0.99 -> 1.05 ms); nor a 1x1 one with K
-    under MIN_POINTWISE_K."""
+    0.139 -> 0.085). Not a strided 1x1 one: the packed path copies its input's every other
+    value as cheaply, and reading it in place was slower (ResNet-50's 1024 -> 2048
+    projection 0.99 -> 1.05 ms); nor a 1x1 one with K under MIN_POINTWISE_K."""
     if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS:
         return False
     if taps == 1 and (strided or k < MIN_POINTWISE_K):

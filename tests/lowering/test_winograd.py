@@ -109,7 +109,7 @@ def run_both(x_shape, k, pad, epilogue=(), tile=4, seed=0):
         only = {2: 10**9, 4: 10**9, tile: 1}
         mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: only, 16: only})
         mp.setattr(winograd_convs, "MIN_OUTPUT_CHANNELS", {8: 1, 16: 1})
-        mp.setattr(winograd_convs, "THIN_MIN_TILES", {})
+        mp.setattr(winograd_convs, "THIN_MIN_TILES", 0)
         got = xrelay.build(mod, dict(params), cache=False).run(x, res)[0]
         specs = [s for s in specs_after_selection(mod) if isinstance(s, GemmSpec)]
     plain = xrelay.build(mod, dict(params), cache=False, kernels=False).run(x, res)[0]
@@ -157,7 +157,7 @@ def test_the_epilogue_folds_into_the_output_transform(epilogue, cropped):
         mp.setattr(winograd_convs, "MIN_TILES", 1)
         mp.setattr(winograd_convs, "MIN_INPUT_CHANNELS", {8: {2: 1, 4: 1}, 16: {2: 1, 4: 1}})
         mp.setattr(winograd_convs, "MIN_OUTPUT_CHANNELS", {8: 1, 16: 1})
-        mp.setattr(winograd_convs, "THIN_MIN_TILES", {})
+        mp.setattr(winograd_convs, "THIN_MIN_TILES", 0)
         xrelay.lowering.pipeline.lower(work, stop_after="winograd-convs")
     # what is left on whole outputs is the output transform (the vectors' ops remain)
     (last,) = [
