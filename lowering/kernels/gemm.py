@@ -124,11 +124,12 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
     a pixel's value of a window tap). Iteration k < %pfn fetches line k of %pf into L2
     (`prefetch_stream`)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
-    fma, maximum = f"@llvm.fma.v{vw}f32", f"@llvm.maximum.v{vw}f32"
+    fma = f"@llvm.fma.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *PREFETCH, *EPILOGUE]  # fmt: skip
-    if direct:
+    if direct:  # the tile's columns in C (SplitColumns)
         params.insert(3, ("ptr", "%off"))
+        params += [("i64", "%split"), ("i64", "%from2"), ("i64", "%count"), ("i64", "%gap")]
     if pixels:
         params[2:2] = [("ptr", "noalias %off"), ("ptr", "noalias %base")]
     name = "@xr_ukr_d" if direct else "@xr_ukr_px" if pixels else "@xr_ukr"
@@ -162,30 +163,121 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
                     cur = w.get(accs[r][j])
                     w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
         rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(height)]
-        with w.if_(w.op("icmp ne i64 %acc, 0")):
-            for r in range(height):
-                for j in range(2):
-                    old = load8(w, w.gep(rows[r], str(vw * j)), vw=vw)
-                    w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
-        with w.if_(w.op("icmp ne i64 %epi, 0")):
-            lo = splat(w, "%lo", vw)
-            scol = [load8(w, w.gep("%scol", str(vw * j)), vw=vw) for j in range(2)]
-            tcol = [load8(w, w.gep("%tcol", str(vw * j)), vw=vw) for j in range(2)]
-            for r in range(height):
-                s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"), vw)
-                t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"), vw)
-                res_row = w.gep("%res", w.mul(str(r), "%ldr"))
-                for j in range(2):
-                    x = w.op(f"fmul {v} {w.get(accs[r][j])}, {s}")
-                    x = w.op(f"fmul {v} {x}, {scol[j]}")
-                    x = w.op(f"fadd {v} {x}, {t}")
-                    x = w.op(f"fadd {v} {x}, {tcol[j]}")
-                    x = w.op(f"fadd {v} {x}, {load8(w, w.gep(res_row, str(vw * j)), vw=vw)}")
-                    x = w.op(f"call {v} {maximum}({v} {x}, {v} {lo})")
-                    w.set(accs[r][j], x)
+        if not direct:
+            _finish(w, vw, accs, rows, PlainColumns(w, vw))
+            return
+        # a tile that crosses an output row (kernels/gemm_direct.py): two masked stores
+        whole, split, join = w.if_else(w.op(f"icmp sge i64 %split, {nr}"), "whole")
+        w.block(whole)
+        _finish(w, vw, accs, rows, PlainColumns(w, vw))
+        w.br(join)
+        w.block(split)
+        _finish(w, vw, accs, rows, SplitColumns(w, vw))
+        w.br(join)
+        w.block(join)
+
+
+class Columns:
+    """How the micro-kernel's epilogue reads and writes a row's half `h` (vw columns at
+    `ptr` + h vw) of C, the residual and the per-column vectors."""
+
+    def load(self, ptr: str, h: int, identity: str | None = None) -> str: ...
+
+    def store(self, value: str, ptr: str, h: int) -> None: ...
+
+
+class PlainColumns(Columns):
+    def __init__(self, w: Writer, vw: int) -> None:
+        self.w, self.vw = w, vw
+
+    def load(self, ptr: str, h: int, identity: str | None = None) -> str:
+        return load8(self.w, self.w.gep(ptr, str(self.vw * h)), vw=self.vw)
+
+    def store(self, value: str, ptr: str, h: int) -> None:
+        w = self.w
+        w.do(f"store {vec(self.vw)} {value}, ptr {w.gep(ptr, str(self.vw * h))}, align 4")
+
+
+class SplitColumns(Columns):
+    """xr_ukr_d's tile across an output row: columns below %split are the first row's, at
+    their place; those from %from2 up to %count the next row's, %gap values before theirs
+    (the virtual row's padding, between the two, is dropped)."""
+
+    def __init__(self, w: Writer, vw: int) -> None:
+        self.w, self.vw = w, vw
+        iv = f"<{vw} x i32>"
+
+        def bound(name: str) -> str:
+            x = w.op(f"insertelement {iv} poison, i32 {w.op(f'trunc i64 {name} to i32')}, i64 0")
+            return w.op(f"shufflevector {iv} {x}, {iv} poison, {iv} zeroinitializer")
+
+        split, from2, count = bound("%split"), bound("%from2"), bound("%count")
+        self.first, self.second = [], []
+        for h in range(2):
+            lanes = "<" + ", ".join(f"i32 {h * vw + q}" for q in range(vw)) + ">"
+            self.first.append(w.op(f"icmp slt {iv} {lanes}, {split}"))
+            later = w.op(f"icmp sge {iv} {lanes}, {from2}")
+            inside = w.op(f"icmp slt {iv} {lanes}, {count}")
+            self.second.append(w.op(f"and <{vw} x i1> {later}, {inside}"))
+        self.back = w.sub("0", "%gap")
+
+    def _parts(self, ptr: str, h: int, back: str | None = None) -> tuple[str, str]:
+        w = self.w
+        at = w.gep(ptr, str(self.vw * h))
+        return at, w.gep(at, back or self.back)
+
+    def load(self, ptr: str, h: int, identity: str | None = None) -> str:
+        """(`identity`: the constant that stands for a missing vector, whose values are
+        the same at every column: read unshifted.)"""
+        w, v, m = self.w, vec(self.vw), f"<{self.vw} x i1>"
+        back = None
+        if identity is not None:
+            same = w.op(f"icmp eq ptr {ptr}, {identity}")
+            back = w.op(f"select i1 {same}, i64 0, i64 {self.back}")
+        out = []
+        for at, mask in zip(self._parts(ptr, h, back), (self.first[h], self.second[h])):
+            out.append(w.op(
+                f"call {v} @llvm.masked.load.v{self.vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} zeroinitializer)"
+            ))  # fmt: skip
+        return w.op(f"select {m} {self.first[h]}, {v} {out[0]}, {v} {out[1]}")
+
+    def store(self, value: str, ptr: str, h: int) -> None:
+        w, v, m = self.w, vec(self.vw), f"<{self.vw} x i1>"
+        for at, mask in zip(self._parts(ptr, h), (self.first[h], self.second[h])):
+            w.do(
+                f"call void @llvm.masked.store.v{self.vw}f32.p0({v} {value}, ptr {at}, i32 4, {m} {mask})"
+            )
+
+
+def _finish(w: Writer, vw: int, accs, rows: list[str], cols: Columns) -> None:
+    """The micro-kernel's end: earlier K blocks' partial sums added (%acc), the epilogue
+    (%epi), the tile stored."""
+    v, height = vec(vw), len(rows)
+    maximum = f"@llvm.maximum.v{vw}f32"
+    with w.if_(w.op("icmp ne i64 %acc, 0")):
         for r in range(height):
             for j in range(2):
-                w.do(f"store {v} {w.get(accs[r][j])}, ptr {w.gep(rows[r], str(vw * j))}, align 4")
+                old = cols.load(rows[r], j)
+                w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
+    with w.if_(w.op("icmp ne i64 %epi, 0")):
+        lo = splat(w, "%lo", vw)
+        scol = [cols.load("%scol", j, "@xr_ones") for j in range(2)]
+        tcol = [cols.load("%tcol", j, "@xr_zeros") for j in range(2)]
+        for r in range(height):
+            s = splat(w, w.op(f"load float, ptr {w.gep('%srow', str(r))}"), vw)
+            t = splat(w, w.op(f"load float, ptr {w.gep('%trow', str(r))}"), vw)
+            res_row = w.gep("%res", w.mul(str(r), "%ldr"))
+            for j in range(2):
+                x = w.op(f"fmul {v} {w.get(accs[r][j])}, {s}")
+                x = w.op(f"fmul {v} {x}, {scol[j]}")
+                x = w.op(f"fadd {v} {x}, {t}")
+                x = w.op(f"fadd {v} {x}, {tcol[j]}")
+                x = w.op(f"fadd {v} {x}, {cols.load(res_row, j, '@xr_zeros')}")
+                x = w.op(f"call {v} {maximum}({v} {x}, {v} {lo})")
+                w.set(accs[r][j], x)
+    for r in range(height):
+        for j in range(2):
+            cols.store(w.get(accs[r][j]), rows[r], j)
 
 
 def edge_tile(w: Writer, NR: int) -> None:

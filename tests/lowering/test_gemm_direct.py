@@ -44,10 +44,19 @@ CASES = [
     ((1, 3, 30, 29), (8, 3, 7, 7), (3, 3, 3, 3), (1, 1), 1, 2),  # 7x7 stem, odd width
     ((2, 6, 14, 14), (8, 6, 3, 3), (2, 1, 1, 2), (2, 2), 1, 2),  # stride and dilation
     ((1, 40, 9, 10), (12, 40, 3, 3), (1, 1, 1, 1), (1, 1), 1, 2),  # K 360, stride 2
+    # output rows of a tile or more: tiles that cross a row go straight into C, split
+    ((1, 16, 40, 40), (16, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # tiles from the padding
+    ((2, 8, 20, 45), (12, 8, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # a batch; M 12: 8 + 4
+    ((1, 40, 9, 36), (16, 40, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # K 360: partial sums
+    ((1, 3, 70, 70), (16, 3, 3, 3), (0, 0, 0, 0), (1, 1), 1, 2),  # stride 2, OW 34
+    ((1, 4, 36, 36), (8, 4, 3, 3), (2, 2, 2, 2), (2, 2), 1, 1),  # dilation: a gap of 4
+    ((1, 2, 33, 64), (8, 2, 5, 5), (2, 2, 2, 2), (1, 1), 1, 1),  # OW 64: whole tiles too
 ]
 
 
 def conv_body(padding, dilation, groups, stride=1):
+    """relu(conv + bias + residual): the epilogue of the product."""
+
     def body(x, r, w, b):
         c = relay.Conv2DOp(
             x, w, strides=(stride, stride), padding=padding, dilation=dilation, groups=groups
@@ -97,8 +106,9 @@ def test_direct_columns_are_the_packed_columns(case, monkeypatch):
         ((1, 16, 30, 30), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # split along N
         ((1, 16, 6, 6), (96, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # split along M
         ((1, 16, 61, 61), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 2),  # N, stride 2
+        ((1, 16, 50, 50), (8, 16, 3, 3), (1, 1, 1, 1), (1, 1), 1, 1),  # N, split tiles
     ],
-    ids=["columns", "rows", "columns-stride-2"],
+    ids=["columns", "rows", "columns-stride-2", "columns-split-tiles"],
 )
 def test_direct_columns_split_over_threads(monkeypatch, threads, case):
     """Each thread makes the band of its own output rows (columns split) or of all of
