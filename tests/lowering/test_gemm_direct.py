@@ -68,7 +68,7 @@ def conv_body(padding, dilation, groups, stride=1):
     return body
 
 
-def build_both(case, monkeypatch):
+def build_both(case, monkeypatch, target_cpu=None):
     """(direct result, packed result, reference, the direct build's specs)."""
     x, w, padding, dilation, groups, stride = case
     n, _, h, wd = x
@@ -82,10 +82,10 @@ def build_both(case, monkeypatch):
     monkeypatch.setattr(gemm_direct, "MAX_EXTRA", 100.0)  # direct whatever it drops
     monkeypatch.setattr(gemm_direct, "MIN_K", 1)  # whatever its K
     monkeypatch.setattr(gemm_direct, "TILE", 1)  # and its rows
-    direct = xrelay.build(mod, dict(params), cache=False).run(*arrays[:2])[0]
+    direct = xrelay.build(mod, dict(params), cache=False, target_cpu=target_cpu).run(*arrays[:2])[0]
     specs = specs_after_selection(mod)
     monkeypatch.setattr(select_kernels, "DIRECT", False)
-    packed = xrelay.build(mod, dict(params), cache=False).run(*arrays[:2])[0]
+    packed = xrelay.build(mod, dict(params), cache=False, target_cpu=target_cpu).run(*arrays[:2])[0]
     return direct, packed, want, specs
 
 
@@ -94,6 +94,15 @@ def build_both(case, monkeypatch):
 )
 def test_direct_columns_are_the_packed_columns(case, monkeypatch):
     direct, packed, want, specs = build_both(case, monkeypatch)
+    assert all(spec.direct for spec in specs)
+    np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(direct, packed)
+
+
+@pytest.mark.parametrize("case", CASES[-6:], ids=lambda c: f"{c[0][2]}x{c[0][3]}-s{c[5]}")
+def test_direct_rows_of_a_tile_with_8_float_vectors(case, monkeypatch):
+    """The same with AVX2's 16-column tiles (x86-64-v3), which any x86-64 host runs."""
+    direct, packed, want, specs = build_both(case, monkeypatch, target_cpu="x86-64-v3")
     assert all(spec.direct for spec in specs)
     np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
     assert np.array_equal(direct, packed)
