@@ -336,6 +336,26 @@ class WinogradAttr(RecordAttr[WinogradSpec]):
     record = WinogradSpec
 
 
+@dataclass(frozen=True)
+class RowSpec:
+    """An f32 layer norm, softmax or log-softmax (`kind`: "layer_norm", "softmax",
+    "log_softmax") of `rows` contiguous rows of `n` values (lowering/kernels/rows.py,
+    select-kernels); a layer norm's epsilon as Python writes the float (repr)."""
+
+    kind: str = "softmax"
+    rows: int = 1
+    n: int = 1
+    epsilon: str = ""
+
+
+@irdl_attr_definition
+class RowAttr(RecordAttr[RowSpec]):
+    """The shape of a runtime row kernel declaration (`select-kernels`)."""
+
+    name = "kernel.rows"
+    record = RowSpec
+
+
 Kernel = Dialect(
-    "kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, NarrowConvAttr, WinogradAttr]
+    "kernel", [], [GemmAttr, PackAttr, LutAttr, PoolAttr, NarrowConvAttr, WinogradAttr, RowAttr]
 )

@@ -29,7 +29,9 @@ comparison; `xrelay.build(..., kernels=False)`).
 Also: an f32 NCHW max or average pool becomes a call of the runtime pool (`#kernel.pool`,
 lowering/kernels/pool.py), and a convolution with at most 4 input channels per group
 (depthwise convolutions, stems) with the same epilogue chain a call of the runtime's
-narrow convolution (`#kernel.narrow_conv`, lowering/kernels/narrow_conv.py).
+narrow convolution (`#kernel.narrow_conv`, lowering/kernels/narrow_conv.py); an f32
+layer norm over trailing axes, softmax or log-softmax along the last axis, of static shape,
+a call of the runtime's row kernels (`#kernel.rows`, lowering/kernels/rows.py).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ from xrelay.dialects.kernel import (
     NarrowConvSpec,
     PoolAttr,
     PoolSpec,
+    RowAttr,
+    RowSpec,
     WinogradAttr,
     WinogradSpec,
     size_code,
@@ -71,6 +75,8 @@ KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 POOLS = True  # f32 max and average pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
+ROWS = True  # layer norms and softmaxes on the runtime's row kernels (tests turn it off)
+MAX_ROW = 1 << 16  # values per row at most (each lane of the row kernels' sums adds n / 64)
 TRANSFORMS = True  # Winograd transforms on the runtime's kernels (tests turn them off)
 
 
@@ -515,6 +521,39 @@ def _pool_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> b
     return True
 
 
+def row_spec(op: Operation) -> RowSpec | None:
+    """The runtime row kernel for `op`: an f32 relay.nn.layer_norm (over its trailing
+    axes: contiguous rows), relay.nn.softmax or relay.nn.log_softmax along the last axis,
+    of static shape and at most MAX_ROW values per row; else None."""
+    if not isinstance(op, relay.LayerNormOp | relay.SoftmaxOp | relay.LogSoftmaxOp):
+        return None
+    if not (_f32(op.operands[0]) and _f32(op.results[0])):
+        return None
+    shape = shape_of(op.operands[0])
+    if not shape or not all(isinstance(d, int) for d in shape):
+        return None
+    axis = op.attrs.axis % len(shape)
+    n = int(np.prod(shape[axis:]))
+    if isinstance(op, relay.LayerNormOp):
+        kind, epsilon = "layer_norm", repr(float(op.attrs.epsilon))
+    else:
+        if axis != len(shape) - 1:
+            return None
+        kind, epsilon = ("softmax" if isinstance(op, relay.SoftmaxOp) else "log_softmax"), ""
+    if n < 1 or n > MAX_ROW:
+        return None
+    return RowSpec(kind, int(np.prod(shape[:axis])), n, epsilon)
+
+
+def _row_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bool:
+    """Replace an op `row_spec` accepts by a call of a runtime row kernel declaration."""
+    spec = row_spec(op) if ROWS else None
+    if spec is None:
+        return False
+    _replace_by_call(module, known, op, "xr_rows", RowAttr(spec), list(op.operands))
+    return True
+
+
 def winograd_spec(op: Operation) -> WinogradSpec | None:
     """The runtime transform's geometry for an f32 relay.nn.winograd_input or
     winograd_output (static shapes: their verifier checks); else None."""
@@ -555,7 +594,11 @@ def select_kernels(module: ModuleOp) -> int:
         for op in list(fn.walk()):
             if op.parent is None:  # erased as part of an earlier chain
                 continue
-            if _pool_call(module, known, op) or _winograd_call(module, known, op):
+            if (
+                _pool_call(module, known, op)
+                or _winograd_call(module, known, op)
+                or _row_call(module, known, op)
+            ):
                 count += 1
                 continue
             if (narrow := narrow_conv_spec(op)) is not None:

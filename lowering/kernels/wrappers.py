@@ -22,6 +22,8 @@ from xrelay.dialects.kernel import (
     PoolAttr,
     PoolSpec,
     RecordAttr,
+    RowAttr,
+    RowSpec,
     WinogradAttr,
     WinogradSpec,
     size_index,
@@ -34,6 +36,7 @@ from xrelay.lowering.kernels import (
     lut,
     narrow_conv,
     pool,
+    rows,
     winograd,
 )
 from xrelay.lowering.kernels.conv_pack import geometry
@@ -263,9 +266,10 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     pools: dict[str, PoolSpec] = declarations(module, PoolAttr)
     convs: dict[str, NarrowConvSpec] = declarations(module, NarrowConvAttr)
     transforms: dict[str, WinogradSpec] = declarations(module, WinogradAttr)
+    row_kernels: dict[str, RowSpec] = declarations(module, RowAttr)
     split = parallel_ir(module, threads)
     arenas = arena_definitions(module)
-    if not (specs or luts or pools or convs or transforms or split or arenas):
+    if not (specs or luts or pools or convs or transforms or row_kernels or split or arenas):
         return None
     w = Writer()
     for name, (spec, types) in specs.items():
@@ -289,7 +293,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     tiles = any(spec.tiles for spec, _ in specs.values())
     for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
-    if luts or pools or convs or transforms:  # (the masked loads and stores, fma: its header)
+    if luts or pools or convs or transforms or row_kernels:  # (masked loads and stores: its header)
         runtime = runtime or gemm.HEADER
     if luts:
         runtime += lut.runtime_ir(luts, runtime, threads)
@@ -299,4 +303,6 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
         runtime += narrow_conv.runtime_ir(convs, threads, vector_width)
     if transforms:
         runtime += winograd.runtime_ir(transforms, threads, vector_width)
+    if row_kernels:
+        runtime += rows.runtime_ir(row_kernels, threads, vector_width, runtime)
     return pool_ir(threads) + arenas + runtime + w.text() + split
