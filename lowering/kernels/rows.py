@@ -13,11 +13,16 @@ its sums, a chain of scalar additions, did not vectorize: a layer norm of 128 x 
 
 The operations are the lowering's, in its order, except the order of the sums: each sums
 vw-lane partial sums (the layer norm's: four vectors of them over the row's whole
-vectors, the rest into the first, added pairwise), then the lanes in order. Layer norm: mean = sum(x) / n, var = sum((x -
-mean)^2) / n, y = (x - mean) * (1 / sqrt(var + eps)) * gamma + beta. Softmax: m =
-max(x) (NaN wins, from -inf), e = exp(x - m) (expand-math's polynomial, the same
-operations), y = e / sum(e); log-softmax: y = (x - m) - log(sum(e)). The row's tail is read
-through masks (layer norm: zeros, which add nothing; softmax: -inf, whose exp is 0).
+vectors, the rest into the first, added pairwise), then the lanes in order.
+
+    layer norm:   mean = sum(x) / n,  var = sum((x - mean)^2) / n,
+                  y = (x - mean) * (1 / sqrt(var + eps)) * gamma + beta
+    softmax:      m = max(x) (NaN wins, from -inf),  e = exp(x - m),  y = e / sum(e)
+    log-softmax:  y = (x - m) - log(sum(e))
+
+exp is expand-math's polynomial, operation for operation. A row's tail is read through
+masks: as zeros for the layer norm's sum, as the mean for its squares (they add 0), as
+-inf for the softmax (exp gives 0).
 From PARALLEL_MIN values the rows are split over the thread pool.
 """
 
