@@ -338,9 +338,10 @@ class WinogradAttr(RecordAttr[WinogradSpec]):
 
 @dataclass(frozen=True)
 class RowSpec:
-    """An f32 layer norm, softmax or log-softmax (`kind`: "layer_norm", "softmax",
-    "log_softmax") of `rows` contiguous rows of `n` values (lowering/kernels/rows.py,
-    select-kernels); a layer norm's epsilon as Python writes the float (repr)."""
+    """An f32 layer norm, softmax, log-softmax, or a row's mean or maximum (`kind`:
+    "layer_norm", "softmax", "log_softmax", "mean", "max": global pools) of `rows`
+    contiguous rows of `n` values (lowering/kernels/rows.py, select-kernels); a layer
+    norm's epsilon as Python writes the float (repr)."""
 
     kind: str = "softmax"
     rows: int = 1

@@ -10,7 +10,10 @@ users after it, in this order:
 
 where the channel axis is the output's last axis for products and axis 1 for convolutions,
 and, after a grouped convolution, a channel shuffle across its groups (written by the GEMM
-in shuffled order: `_fold_channel_shuffle`).
+in shuffled order: `_fold_channel_shuffle`). A matmul or batch_matmul (of more than 3 rows)
+whose operands are reshapes and transposes of an op's result, and multiplies by a one-value
+tensor, reads that result at the views' strides, the scalars becoming the epilogue's scale
+(`_read_through_views`: BERT's attention heads, no transposed copies).
 The chain folds into `result * scale[ch] + shift[ch] (+ residual)`, then relu; scale and
 shift are computed by small relay ops on the vectors. The chain is replaced by
 
@@ -44,7 +47,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay
@@ -75,6 +78,7 @@ KERNEL_ATTR = "xrelay.kernel"  # a #kernel.gemm on each GEMM declaration
 POOLS = True  # f32 max and average pools on the runtime's kernel (tests turn it off)
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
+VIEWS = True  # products read reshaped / transposed operands in place (tests turn it off)
 ROWS = True  # layer norms and softmaxes on the runtime's row kernels (tests turn it off)
 MAX_ROW = 1 << 16  # values per row at most (each lane of the row kernels' sums adds n / 64)
 TRANSFORMS = True  # Winograd transforms on the runtime's kernels (tests turn them off)
@@ -91,6 +95,82 @@ class Anchor:
     spec: GemmSpec
     channel_axis: int
     channels: int
+    factors: tuple[SSAValue, ...] = ()  # scalars multiplying the operands: the epilogue's
+    views: tuple[Operation, ...] = ()  # the reshapes, transposes, multiplies read through
+
+
+def _reshaped_strides(shape: list[int], strides: list[int], new: list[int]) -> list[int] | None:
+    """The strides of `new` over the memory that `shape` with `strides` reads, if the
+    reshape is a view of it (each group of old axes that merge or split contiguous); else
+    None (numpy's no-copy reshape)."""
+    old = [(n, st) for n, st in zip(shape, strides) if n != 1]
+    out = [0] * len(new)
+    oi = ni = 0
+    while ni < len(new) and oi < len(old):
+        oj, nj = oi + 1, ni + 1
+        po, pn = old[oi][0], new[ni]
+        while po != pn:
+            if pn < po:
+                if nj >= len(new):
+                    return None
+                pn *= new[nj]
+                nj += 1
+            else:
+                if oj >= len(old):
+                    return None
+                po *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):  # the old group must be contiguous
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        out[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            out[k - 1] = out[k] * new[k]
+        ni, oi = nj, oj
+    return out
+
+
+def _operand_view(
+    value: SSAValue,
+) -> tuple[SSAValue, list[int], list[SSAValue], list[Operation]] | None:
+    """`value` as a strided view of an earlier tensor: through relay reshapes, transposes
+    (static shapes) and multiplies by a one-value f32 tensor back to the first other op's
+    result. Returns (that tensor, value's strides over it, the scalars, the ops read
+    through), or None if no reshape or transpose lies between or the view is not strided
+    (a reshape that would copy)."""
+    path: list[Operation] = []
+    factors: list[SSAValue] = []
+    v = value
+    while isinstance(op := v.owner, relay.ReshapeOp | relay.TransposeOp | relay.MultiplyOp):
+        if isinstance(op, relay.MultiplyOp):
+            ones = [x for x in (op.lhs, op.rhs) if _f32(x) and all(d == 1 for d in shape_of(x))]
+            rest = op.rhs if ones and ones[0] is op.lhs else op.lhs
+            if not ones or rest is ones[0] or list(shape_of(rest)) != list(shape_of(op.result)):
+                break
+            factors.append(ones[0])
+            v = rest
+        else:
+            v = op.operands[0]
+        path.append(op)
+    if not any(isinstance(op, relay.ReshapeOp | relay.TransposeOp) for op in path):
+        return None
+    shape = list(shape_of(v))
+    if not all(isinstance(d, int) for d in shape) or not _f32(v):
+        return None
+    strides = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
+    for op in reversed(path):
+        result = list(shape_of(op.results[0]))
+        if not all(isinstance(d, int) for d in result):
+            return None
+        if isinstance(op, relay.TransposeOp):
+            axes = list(op.attrs.axes) if op.attrs.axes else list(range(len(shape)))[::-1]
+            shape, strides = [shape[k] for k in axes], [strides[k] for k in axes]
+        elif isinstance(op, relay.ReshapeOp):
+            new = _reshaped_strides(shape, strides, result)
+            if new is None:
+                return None
+            shape, strides = result, new
+    return v, strides, factors, path
 
 
 def _f32(value: SSAValue) -> bool:
@@ -117,14 +197,60 @@ def _contraction(op: Operation) -> Anchor | None:
         rsa, csa = (1, m) if ta else (k, 1)
         rsb, csb = (1, k) if tb else (n, 1)
         spec = GemmSpec(m, n, k, rsa, csa, rsb, csb, n)
-        if isinstance(op, relay.BatchMatmulOp) and out[0] != 1:
+        batched = isinstance(op, relay.BatchMatmulOp) and out[0] != 1
+        if batched:
             # an operand's batch is 1 (read at stride 0) or the result's
             if not all(s[0] == 1 or dim_equal(s[0], out[0]) for s in (sa, sb)):
                 return None
             strides = [0 if s[0] == 1 else size for s, size in ((sa, m * k), (sb, k * n))]
             spec = replace(spec, batch=((out[0], *strides, m * n, 0),))
-        return Anchor(op, a, b, spec, len(out) - 1, n)
+        anchor = Anchor(op, a, b, spec, len(out) - 1, n)
+        return _read_through_views(anchor, batched) if VIEWS else anchor
     return None
+
+
+def _read_through_views(anchor: Anchor, batched: bool) -> Anchor:
+    """A matmul or batch_matmul whose operands are reshapes and transposes (and scalar
+    multiplies) of earlier tensors reads those tensors at the views' strides (BERT's
+    attention: its heads' [12, 128, 64] slices of the [128, 768] projections, and their
+    scale, 1/sqrt(sqrt(64)) on each side, as the epilogue's scale: the same products,
+    rounded once instead of on each operand)."""
+    spec, op = anchor.spec, anchor.op
+    ta, tb = op.attrs.transpose_a, op.attrs.transpose_b
+    rank = len(shape_of(op.results[0]))
+    static = all(isinstance(d, int) for d in (spec.m, spec.n, spec.k))
+    if not static or spec.m <= 3 or rank != (3 if batched else 2):
+        return anchor  # (the matrix-vector path reads plain layouts only)
+    factors: list[SSAValue] = []
+    views: list[Operation] = []
+    a, b = anchor.a, anchor.b
+    batch = list(spec.batch[0]) if batched else []
+    for which in ("a", "b"):
+        value = a if which == "a" else b
+        found = _operand_view(value)
+        if found is None:
+            continue
+        base, strides, scalars, path = found
+        if isinstance(base, BlockArgument) or isinstance(base.owner, relay.ConstantOp):
+            continue  # parameters and constants are prepacked from plain layouts
+        *outer, rows, cols = strides
+        flip = ta if which == "a" else tb
+        if flip:
+            rows, cols = cols, rows
+        if which == "a":
+            spec, a = replace(spec, rsa=rows, csa=cols), base
+        else:
+            spec, b = replace(spec, rsb=rows, csb=cols), base
+        if batched:
+            size = shape_of(value)[0]
+            batch[1 if which == "a" else 2] = 0 if size == 1 else outer[0]
+        factors += scalars
+        views += path
+    if not views:
+        return anchor
+    if batched:
+        spec = replace(spec, batch=(tuple(batch),))
+    return replace(anchor, a=a, b=b, spec=spec, factors=tuple(factors), views=tuple(views))
 
 
 def _conv(op: relay.Conv2DOp) -> Anchor | None:
@@ -524,14 +650,21 @@ def _pool_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> b
 def row_spec(op: Operation) -> RowSpec | None:
     """The runtime row kernel for `op`: an f32 relay.nn.layer_norm (over its trailing
     axes: contiguous rows), relay.nn.softmax or relay.nn.log_softmax along the last axis,
-    of static shape and at most MAX_ROW values per row; else None."""
-    if not isinstance(op, relay.LayerNormOp | relay.SoftmaxOp | relay.LogSoftmaxOp):
+    an NCHW global average or max pool (planes as rows), of static shape and at most
+    MAX_ROW values per row; else None."""
+    pools = relay.GlobalAvgPool2DOp | relay.GlobalMaxPool2DOp
+    if not isinstance(op, relay.LayerNormOp | relay.SoftmaxOp | relay.LogSoftmaxOp | pools):
         return None
     if not (_f32(op.operands[0]) and _f32(op.results[0])):
         return None
     shape = shape_of(op.operands[0])
     if not shape or not all(isinstance(d, int) for d in shape):
         return None
+    if isinstance(op, pools):  # each plane of NCHW a row
+        if op.attrs.layout != "NCHW" or shape[2] * shape[3] > MAX_ROW:
+            return None
+        kind = "mean" if isinstance(op, relay.GlobalAvgPool2DOp) else "max"
+        return RowSpec(kind, shape[0] * shape[1], shape[2] * shape[3])
     axis = op.attrs.axis % len(shape)
     n = int(np.prod(shape[axis:]))
     if isinstance(op, relay.LayerNormOp):
@@ -616,6 +749,8 @@ def select_kernels(module: ModuleOp) -> int:
                 continue  # dynamic sizes outside @main: the linalg lowering
             anchor.spec = spec
             chain = Chain(anchor)
+            if anchor.factors:  # the operands' scalar multiplies, as a channel vector
+                chain._affine(_scalar_vector(chain, anchor.factors), None)
             chain.absorb_users()
             _fold_channel_shuffle(chain)
             _fold_prologue(chain)
@@ -648,6 +783,30 @@ def _rewrite(
     args += size_values  # the run-time sizes of a dynamic spec
     name = gemm_declaration(module, cache, spec, args, chain.value.type)
     _replace_chain(chain, e, boundary, name, args)
+    _erase_unused(anchor.views)
+
+
+def _scalar_vector(chain: Chain, factors: tuple[SSAValue, ...]) -> SSAValue:
+    """The product of one-value tensors `factors` as a vector of the chain's channels."""
+    total = chain.emit(relay.ReshapeOp(factors[0], newshape=[1]))
+    for f in factors[1:]:
+        total = chain.emit(relay.MultiplyOp(total, chain.emit(relay.ReshapeOp(f, newshape=[1]))))
+    return chain.emit(relay.BroadcastToOp(total, shape=[chain.anchor.channels]))
+
+
+def _erase_unused(ops: tuple[Operation, ...]) -> None:
+    """Erase the views a product read through (and their scalar constants) where nothing
+    else reads them, nearest the product first."""
+    rewriter = Rewriter()
+    for op in ops:
+        if op.parent is None or any(r.uses for r in op.results):
+            continue
+        operands = list(op.operands)
+        rewriter.erase_op(op)
+        for x in operands:
+            owner = x.owner
+            if isinstance(owner, relay.ConstantOp) and not x.uses and owner.parent is not None:
+                rewriter.erase_op(owner)
 
 
 def _place_pending(chain: Chain, sizes: SymbolSizes | None) -> tuple[Operation | None, Emitter]:

@@ -1,10 +1,13 @@
-"""The runtime's f32 layer norm, softmax and log-softmax along contiguous rows
-(select-kernels: `relay.nn.layer_norm` over trailing axes, `relay.nn.softmax` and
-`relay.nn.log_softmax` along the last axis, static shapes).
+"""The runtime's f32 layer norm, softmax, log-softmax and global pools along contiguous
+rows (select-kernels: `relay.nn.layer_norm` over trailing axes, `relay.nn.softmax` and
+`relay.nn.log_softmax` along the last axis, NCHW `relay.nn.global_avg_pool2d` and
+`global_max_pool2d` over each plane; static shapes).
 
     void xr_layer_norm(ptr x, ptr gamma, ptr beta, ptr y, i64 rows, i64 n, ptr eps)
     void xr_softmax(ptr x, ptr y, i64 rows, i64 n)
     void xr_log_softmax(ptr x, ptr y, i64 rows, i64 n)
+    void xr_row_mean(ptr x, ptr y, i64 rows, i64 n)      y[r] = sum(row r) / n
+    void xr_row_max(ptr x, ptr y, i64 rows, i64 n)       y[r] = max(row r)
 
 One call per op, each row in a few vector passes while it stays in L1. The linalg
 lowering took five or six loop nests per op (each a parallel region of its own), and
@@ -253,6 +256,28 @@ def softmax(w: Writer, vw: int, log: bool, threads: bool) -> None:
     split_planes(w, fn, SM_PARAMS, "%rows", _worth, threads)
 
 
+def reduce_rows(w: Writer, vw: int, kind: str, threads: bool) -> None:
+    """@xr_row_mean / @xr_row_max: y[r] = sum(row r) / n, or its maximum (NaN wins)."""
+    v = _Vec(w, vw)
+    fn = f"@xr_row_{kind}"
+    with w.function("void", f"{fn}_part", [*SM_PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+        count = w.op("sitofp i64 %n to float")
+        with w.loop("r", "%p0", "%p1") as r:
+            row = w.gep("%x", w.mul(r, "%n"))
+            if kind == "max":
+                low = v.splat(NEG_INF)
+                y = _fold(
+                    w, v, row, "%n", low, lambda a, x: v.call("maximum", a, x), "fmaximum", ""
+                )
+            else:
+                add = lambda a, b: v.bin("fadd", a, b)
+                y = w.op(
+                    f"fdiv float {_fold(w, v, row, '%n', v.const(0.0), add, 'fadd', '-0.0')}, {count}"
+                )
+            w.do(f"store float {y}, ptr {w.gep('%y', r)}")
+    split_planes(w, fn, SM_PARAMS, "%rows", _worth, threads)
+
+
 def _worth(w: Writer) -> str:
     big = w.op(f"icmp sge i64 {w.mul('%rows', '%n')}, {PARALLEL_MIN}")
     return w.op(f"and i1 {big}, {w.op('icmp sgt i64 %rows, 1')}")
@@ -268,8 +293,9 @@ def wrapper(w: Writer, symbol: str, spec: RowSpec) -> None:
                 f"call void @xr_layer_norm(ptr %x, ptr %g, ptr %b, ptr %y, i64 {spec.rows}, i64 {spec.n}, ptr @{symbol}.eps)"
             )
         return
+    fn = f"@xr_row_{spec.kind}" if spec.kind in ("mean", "max") else name(spec.kind)
     with w.function("void", f"@{symbol}", [("ptr", "%x"), ("ptr", "%y")], linkage="dso_local"):
-        w.do(f"call void {name(spec.kind)}(ptr %x, ptr %y, i64 {spec.rows}, i64 {spec.n})")
+        w.do(f"call void {fn}(ptr %x, ptr %y, i64 {spec.rows}, i64 {spec.n})")
 
 
 def runtime_ir(specs: dict[str, RowSpec], threads: bool, vw: int, declared: str = "") -> str:
@@ -286,6 +312,9 @@ def runtime_ir(specs: dict[str, RowSpec], threads: bool, vw: int, declared: str 
     for kind, log in (("softmax", False), ("log_softmax", True)):
         if kind in kinds:
             softmax(w, vw, log, threads)
+    for kind in ("mean", "max"):
+        if kind in kinds:
+            reduce_rows(w, vw, kind, threads)
     for symbol, spec in specs.items():
         wrapper(w, symbol, spec)
     return w.text()

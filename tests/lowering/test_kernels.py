@@ -220,6 +220,66 @@ def test_dense_of_a_3d_input_with_residual():
     check([(2, 6, 20), (18, 20), (2, 6, 18)], body, params_from=None)
 
 
+def _ops_after_selection(mod, kind):
+    work = mod.clone()
+    lower(work, stop_after="select-kernels")
+    return [op for op in work.walk() if isinstance(op, kind)]
+
+
+@pytest.mark.parametrize("scale", ["param", "constant", None])
+def test_attention_heads_are_read_in_place(scale):
+    """BERT's attention: q = x + y as [s, h * d] -> [1, s, h, d] -> heads first -> times a
+    scalar -> [h, s, d]; k the same, then [h, d, s]; batch_matmul(q, k) reads x + y and
+    x - z at the views' strides (no transposes left), the two scalars as its epilogue's
+    scale; P @ v reads y + z the same way."""
+    s, h, d = 10, 3, 8
+
+    def body(x, y, z, c):
+        ops = []
+
+        def emit(op):
+            ops.append(op)
+            return op.results[0]
+
+        factor = c if scale == "param" else None
+        if scale == "constant":
+            factor = emit(relay.ConstantOp(np.array(0.35, np.float32)))
+
+        def heads(v, last, scaled):
+            r = emit(relay.ReshapeOp(v, newshape=[1, s, h, d]))
+            t = emit(relay.TransposeOp(r, axes=[0, 2, 3, 1] if last else [0, 2, 1, 3]))
+            if scaled and factor is not None:
+                t = emit(relay.MultiplyOp(t, factor))
+            return emit(relay.ReshapeOp(t, newshape=[h, d, s] if last else [h, s, d]))
+
+        q = heads(emit(relay.AddOp(x, y)), False, True)
+        k = heads(emit(relay.SubtractOp(x, z)), True, True)
+        scores = emit(relay.BatchMatmulOp(q, k))
+        v = heads(emit(relay.AddOp(y, z)), False, False)
+        emit(relay.BatchMatmulOp(scores, v))
+        return ops
+
+    mod = check([(s, h * d), (s, h * d), (s, h * d), ()], body, params_from=3)
+    assert not _ops_after_selection(mod, relay.TransposeOp)
+    first, second = specs_after_selection(mod)
+    assert (first.rsa, first.csa, first.rsb, first.csb) == (h * d, 1, 1, h * d)
+    assert first.batch[0][:3] == (h, d, d) and first.scale == (scale is not None)
+    assert (second.rsb, second.csb) == (h * d, 1) and second.batch[0][2] == d
+
+
+def test_a_view_that_would_copy_keeps_its_transpose():
+    """[4, 6] -> transposed [6, 4] -> [3, 8]: the merged rows are not contiguous in x, so
+    the product reads the transpose's result."""
+
+    def body(x, y, w):
+        t = relay.TransposeOp(relay.AddOp(x, y), axes=[1, 0])
+        r = relay.ReshapeOp(t, newshape=[3, 8])
+        return [t.operands[0].owner, t, r, relay.MatmulOp(r, w)]
+
+    mod = check([(4, 6), (4, 6), (8, 5)], body, params_from=2)
+    assert _ops_after_selection(mod, relay.TransposeOp)
+
+
 @pytest.mark.parametrize(
     "shapes", [((3, 8, 20), (3, 20, 17)), ((1, 8, 20), (4, 20, 17)), ((4, 8, 20), (1, 20, 17))]
 )

@@ -1,5 +1,5 @@
-"""The runtime's f32 layer norm, softmax and log-softmax along contiguous rows
-(lowering/kernels/rows.py, chosen by select-kernels): against a float64 reference and the
+"""The runtime's f32 layer norm, softmax, log-softmax and global pools along contiguous
+rows (lowering/kernels/rows.py, chosen by select-kernels): against a float64 reference and the
 linalg lowering on rows shorter than a vector, of whole vectors, with a tail, longer than
 WIDE_SUM_COUNT, and over several trailing axes; a batch of rows split over 1-3 threads;
 8- and 16-float vectors; NaN, infinities and rows of -inf (the lowering's NaN); which ops
@@ -156,3 +156,25 @@ def test_which_ops_it_takes():
     assert found["last"] is not None and (found["last"].rows, found["last"].n) == (4, 10)
     assert found["first"] is None  # not contiguous rows
     assert found["long"] is None  # over MAX_ROW: the linalg lowering
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 1000, 13, 13), (2, 5, 7, 7), (1, 3, 4, 5), (1, 2, 40, 40)], ids=str
+)
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_global_pools(shape, kind):
+    """NCHW global pools, each plane a row: planes of 169 (SqueezeNet's), 49, 20 (under a
+    vector) and 1600 values (over WIDE_SUM_COUNT); a NaN in one plane wins its maximum."""
+    x = np.random.default_rng(6).standard_normal(shape).astype(F)
+    x[0, 0, 1, 2] = np.nan
+    op = relay.GlobalAvgPool2DOp if kind == "avg" else relay.GlobalMaxPool2DOp
+    got, plain = both([shape], lambda x: [op(x)], [x])
+    if kind == "avg":
+        ref = x.astype(np.float64).mean((2, 3), keepdims=True)
+    else:
+        ref = x.max((2, 3), keepdims=True)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(plain))
+    assert np.isnan(got[0, 0]).all()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    if kind == "max":
+        np.testing.assert_array_equal(got, plain)

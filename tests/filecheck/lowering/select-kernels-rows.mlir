@@ -49,3 +49,25 @@ func.func @main(%x: tensor<4x10xf32>) -> (tensor<4x10xf32>, tensor<4x10xf32>, te
   %c = relay.nn.softmax %x {axis = 0 : i64} : (tensor<4x10xf32>) -> tensor<4x10xf32>
   func.return %a, %b, %c : tensor<4x10xf32>, tensor<4x10xf32>, tensor<4x10xf32>
 }
+
+// -----
+
+// NCHW global average and max pools: each of the N * C planes a row of H * W values; the
+// runtime holds xr_row_mean (vector partial sums, then / n) and xr_row_max.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[A:.+]] = func.call @xr_rows_0(%x) : (tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32>
+// CHECK-NEXT:    %[[B:.+]] = func.call @xr_rows_1(%x) : (tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32>
+// CHECK:       func.func private @xr_rows_0(
+// CHECK-SAME:    xrelay.kernel = #kernel.rows<kind = "mean", rows = 6, n = 35>
+// CHECK:       func.func private @xr_rows_1(
+// CHECK-SAME:    xrelay.kernel = #kernel.rows<kind = "max", rows = 6, n = 35>
+// RT:          xrelay.runtime = "
+// RT-SAME:       define internal void @xr_row_mean_part(
+// RT-SAME:       define internal void @xr_row_max_part(
+// RT-SAME:       call void @xr_row_mean(ptr %x, ptr %y, i64 6, i64 35)
+// RT-SAME:       call void @xr_row_max(ptr %x, ptr %y, i64 6, i64 35)
+func.func @main(%x: tensor<2x3x5x7xf32>) -> (tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>) {
+  %a = relay.nn.global_avg_pool2d %x : (tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32>
+  %b = relay.nn.global_max_pool2d %x : (tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32>
+  func.return %a, %b : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>
+}
