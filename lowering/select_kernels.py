@@ -33,8 +33,9 @@ Also: an f32 NCHW max or average pool becomes a call of the runtime pool (`#kern
 lowering/kernels/pool.py), and a convolution with at most 4 input channels per group
 (depthwise convolutions, stems) with the same epilogue chain a call of the runtime's
 narrow convolution (`#kernel.narrow_conv`, lowering/kernels/narrow_conv.py); an f32
-layer norm over trailing axes, softmax or log-softmax along the last axis, of static shape,
-a call of the runtime's row kernels (`#kernel.rows`, lowering/kernels/rows.py).
+layer norm over trailing axes, softmax or log-softmax along the last axis, or NCHW global
+pool, of static shape, a call of the runtime's row kernels (`#kernel.rows`,
+lowering/kernels/rows.py).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ POOLS = True  # f32 max and average pools on the runtime's kernel (tests turn it
 DIRECT = True  # read unit-stride windows directly where it pays (tests turn it off)
 NARROW = True  # few input channels per group on the runtime's kernel (tests turn it off)
 VIEWS = True  # products read reshaped / transposed operands in place (tests turn it off)
-ROWS = True  # layer norms and softmaxes on the runtime's row kernels (tests turn it off)
+ROWS = True  # layer norms, softmaxes, global pools on the row kernels (tests turn it off)
 MAX_ROW = 1 << 16  # values per row at most (each lane of the row kernels' sums adds n / 64)
 TRANSFORMS = True  # Winograd transforms on the runtime's kernels (tests turn them off)
 
@@ -660,19 +661,20 @@ def row_spec(op: Operation) -> RowSpec | None:
     shape = shape_of(op.operands[0])
     if not shape or not all(isinstance(d, int) for d in shape):
         return None
+    epsilon = ""
     if isinstance(op, pools):  # each plane of NCHW a row
-        if op.attrs.layout != "NCHW" or shape[2] * shape[3] > MAX_ROW:
+        if op.attrs.layout != "NCHW":
             return None
-        kind = "mean" if isinstance(op, relay.GlobalAvgPool2DOp) else "max"
-        return RowSpec(kind, shape[0] * shape[1], shape[2] * shape[3])
-    axis = op.attrs.axis % len(shape)
-    n = int(np.prod(shape[axis:]))
-    if isinstance(op, relay.LayerNormOp):
-        kind, epsilon = "layer_norm", repr(float(op.attrs.epsilon))
+        kind, axis = ("mean" if isinstance(op, relay.GlobalAvgPool2DOp) else "max"), 2
     else:
-        if axis != len(shape) - 1:
+        axis = op.attrs.axis % len(shape)
+        if isinstance(op, relay.LayerNormOp):
+            kind, epsilon = "layer_norm", repr(float(op.attrs.epsilon))
+        elif axis != len(shape) - 1:
             return None
-        kind, epsilon = ("softmax" if isinstance(op, relay.SoftmaxOp) else "log_softmax"), ""
+        else:
+            kind = "softmax" if isinstance(op, relay.SoftmaxOp) else "log_softmax"
+    n = int(np.prod(shape[axis:]))
     if n < 1 or n > MAX_ROW:
         return None
     return RowSpec(kind, int(np.prod(shape[:axis])), n, epsilon)

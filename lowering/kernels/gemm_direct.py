@@ -47,7 +47,7 @@ from xrelay.lowering.kernels.gemm import (
     panel_width,
     row_height,
 )
-from xrelay.lowering.kernels.irtext import Writer, first_lanes
+from xrelay.lowering.kernels.irtext import Writer, copy_floats, first_lanes
 
 TILE = 32  # the widest micro-kernel tile, which the choice below assumes
 STRIDES = (1, 2)  # the strides read directly (2: the band holds the input's phases)
@@ -61,7 +61,6 @@ MAX_EXTRA = 1.05  # virtual tiles per tile of real pixels at most (the dropped c
 
 HEADER = """
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
-declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 
 
@@ -186,7 +185,7 @@ def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0, vw:
         with w.if_(w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")):
             src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
             dst = w.gep(band, w.add(w.add(w.mul(c, chan), w.mul(r, wp)), lo))
-            _copy_row(w, src, dst, count, vw)
+            copy_floats(w, src, dst, count, vw)
     w.br(join)
     w.block(other)  # S = 2
     n2, v, v2 = 2 * vw, f"<{vw} x float>", f"<{2 * vw} x float>"
@@ -223,21 +222,6 @@ def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0, vw:
                     )
     w.br(join)
     w.block(join)
-
-
-def _copy_row(w: Writer, src: str, dst: str, count: str, vw: int) -> None:
-    """`count` floats from src to dst, vw at a time (the last masked): a row is a few
-    vectors, too short for a call to memcpy (16 -> 64 3 x 3 on 55 x 55: its 912 rows took
-    8% of the convolution through memcpy)."""
-    v, m = f"<{vw} x float>", f"<{vw} x i1>"
-    with w.loop("q", "0", count, str(vw)) as q:
-        keep = first_lanes(w, w.sub(count, q), vw)
-        x = w.op(
-            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep(src, q)}, i32 4, {m} {keep}, {v} zeroinitializer)"
-        )
-        w.do(
-            f"call void @llvm.masked.store.v{vw}f32.p0({v} {x}, ptr {w.gep(dst, q)}, i32 4, {m} {keep})"
-        )
 
 
 def _store_runs(w: Writer, ep: Epilogue, g, tmp, u0, stop, wp, oy0, i0, mr, acc, epi) -> None:

@@ -52,7 +52,7 @@ from xrelay.lowering.kernels.gemm import (
     split_entry,
     transpose8,
 )
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, copy_floats
 
 MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
 # the 32-column panels' rows computed over the 8-row panels' at least: 49 pixels 64 / 56,
@@ -188,25 +188,6 @@ def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
     w.block(join)
 
 
-def _copy_row(w: Writer, src: str, dst: str, count: str) -> None:
-    """dst[0, count) = src[0, count): masked 16-float copies (rows of a few values, where a
-    memcpy call per row costs more than the copy)."""
-    iota = "<" + ", ".join(f"i64 {i}" for i in range(16)) + ">"
-    v, m = "<16 x float>", "<16 x i1>"
-    with w.loop("q0", "0", count, "16") as q0:
-        left = w.op(f"insertelement <16 x i64> poison, i64 {w.sub(count, q0)}, i64 0")
-        left = w.op(
-            f"shufflevector <16 x i64> {left}, <16 x i64> poison, <16 x i32> zeroinitializer"
-        )
-        mask = w.op(f"icmp slt <16 x i64> {iota}, {left}")
-        x = w.op(
-            f"call {v} @llvm.masked.load.v16f32.p0(ptr {w.gep(src, q0)}, i32 4, {m} {mask}, {v} zeroinitializer)"
-        )
-        w.do(
-            f"call void @llvm.masked.store.v16f32.p0({v} {x}, ptr {w.gep(dst, q0)}, i32 4, {m} {mask})"
-        )
-
-
 def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
     """A window's source, its tap offsets (off) and its pixels' corners (base, `mr` of
     them): the input itself when every window lies inside it, else a zero-padded copy.
@@ -240,7 +221,7 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
             with w.if_(inside):
                 src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
                 dst = w.gep(pad_src, w.add(w.add(w.mul(c, plane), w.mul(r, wp)), lo))
-                _copy_row(w, src, dst, count)
+                copy_floats(w, src, dst, count, 16)
     # off[k] for k = (c, i, j), in that order
     with w.loop("c", "0", channels) as c, w.loop("i", "0", g["KH"]) as i:
         row = w.add(w.mul(c, plane), w.mul(w.mul(i, g["DH"]), rs))

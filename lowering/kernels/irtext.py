@@ -168,3 +168,18 @@ def first_lanes(w: Writer, count: str, n: int) -> str:
     """The <n x i1> mask of lanes below `count` (an i64: none when negative, all from n)."""
     bound = w.op(f"trunc i64 {w.min(count, str(n))} to i32")
     return w.op(f"icmp slt <{n} x i32> {iota(n)}, {splat(w, bound, n, 'i32')}")
+
+
+def copy_floats(w: Writer, src: str, dst: str, count: str, vw: int) -> None:
+    """dst[0, count) = src[0, count) (f32), vw at a time, the last vector masked: rows of
+    a few vectors, too short for a call to memcpy each (SqueezeNet's 16 -> 64 3 x 3 on
+    55 x 55 spent 8% of its time in memcpy for its 912 rows)."""
+    v, m = f"<{vw} x float>", f"<{vw} x i1>"
+    with w.loop("q", "0", count, str(vw)) as q:
+        keep = first_lanes(w, w.sub(count, q), vw)
+        x = w.op(
+            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep(src, q)}, i32 4, {m} {keep}, {v} zeroinitializer)"
+        )
+        w.do(
+            f"call void @llvm.masked.store.v{vw}f32.p0({v} {x}, ptr {w.gep(dst, q)}, i32 4, {m} {keep})"
+        )

@@ -43,7 +43,7 @@ from xrelay.lowering.expand_math import (
     LN2_LO,
     LOG2E,
 )
-from xrelay.lowering.kernels.irtext import Writer, first_lanes
+from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.parallel import split_planes
 
 PARALLEL_MIN = 1 << 14  # values from which the rows are split over threads
@@ -67,8 +67,9 @@ def f32(value: float) -> str:
     return f"0x{bits:016X}"
 
 
-def name(kind: str) -> str:
-    return f"@xr_{kind}"
+# the kernel of each RowSpec.kind
+NAMES = {"layer_norm": "@xr_layer_norm", "softmax": "@xr_softmax",
+         "log_softmax": "@xr_log_softmax", "mean": "@xr_row_mean", "max": "@xr_row_max"}  # fmt: skip
 
 
 class _Vec:
@@ -78,9 +79,7 @@ class _Vec:
         self.w, self.vw, self.t = w, vw, f"<{vw} x float>"
 
     def splat(self, scalar: str) -> str:
-        w, t = self.w, self.t
-        x = w.op(f"insertelement {t} poison, float {scalar}, i64 0")
-        return w.op(f"shufflevector {t} {x}, {t} poison, <{self.vw} x i32> zeroinitializer")
+        return splat(self.w, scalar, self.vw, "float")
 
     def const(self, value: float) -> str:
         return self.splat(f32(value))
@@ -140,15 +139,15 @@ class _Vec:
         return self.select(self.cmp("olt", x, c(EXP_LO)), c(0.0), y)
 
 
-def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, reduce: str, start: str) -> str:
-    """Reduce a row of n values: `step(acc, x)` over UNROLL partial vectors along the
-    whole vectors, the tail (masked, lanes past n read as `fill`) into the first, the
-    partial vectors combined pairwise, then their lanes by `reduce` (from `start`)."""
+def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, maximum: bool = False) -> str:
+    """Reduce a row of n values: `step(acc, x)` over UNROLL partial vectors (from 0, or
+    from `fill` for a maximum) along the whole vectors, the tail (masked, lanes past n read
+    as `fill`) into the first; the partial vectors added (or their maximum) pairwise, then
+    their lanes in order."""
     vw = v.vw
     block = vw * UNROLL
     whole = w.mul(w.op(f"sdiv i64 {n}, {block}"), str(block))
-    init = fill if reduce == "fmaximum" else v.const(0.0)
-    accs = [w.var(v.t, init, "acc") for _ in range(UNROLL)]
+    accs = [w.var(v.t, fill if maximum else v.const(0.0), "acc") for _ in range(UNROLL)]
     with w.loop("q", "0", whole, str(block)) as q:
         for u in range(UNROLL):
             x = w.op(f"load {v.t}, ptr {w.gep(row, w.add(q, str(u * vw)))}, align 4")
@@ -158,15 +157,20 @@ def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, reduce: str, st
         w.set(accs[0], step(w.get(accs[0]), x))
     parts = [w.get(a) for a in accs]
     while len(parts) > 1:
-        parts = [
-            v.call("maximum", parts[i], parts[i + 1])
-            if reduce == "fmaximum"
-            else v.bin("fadd", parts[i], parts[i + 1])
-            for i in range(0, len(parts), 2)
-        ]
-    if reduce == "fmaximum":
+        pairs = zip(parts[::2], parts[1::2])
+        parts = [v.call("maximum", a, b) if maximum else v.bin("fadd", a, b) for a, b in pairs]
+    if maximum:
         return w.op(f"call float @llvm.vector.reduce.fmaximum.v{vw}f32({v.t} {parts[0]})")
-    return w.op(f"call float @llvm.vector.reduce.fadd.v{vw}f32(float {start}, {v.t} {parts[0]})")
+    return w.op(f"call float @llvm.vector.reduce.fadd.v{vw}f32(float -0.0, {v.t} {parts[0]})")
+
+
+def _sum(w: Writer, v: _Vec, row: str, n: str) -> str:
+    return _fold(w, v, row, n, v.const(0.0), lambda a, x: v.bin("fadd", a, x))
+
+
+def _max(w: Writer, v: _Vec, row: str, n: str) -> str:
+    """The row's maximum (NaN wins; -inf past n)."""
+    return _fold(w, v, row, n, v.splat(NEG_INF), lambda a, x: v.call("maximum", a, x), True)
 
 
 def _map(w: Writer, v: _Vec, n: str, body) -> None:
@@ -182,15 +186,14 @@ SM_PARAMS = [("ptr", "%x"), ("ptr", "%y"), ("i64", "%rows"), ("i64", "%n")]
 
 def layer_norm(w: Writer, vw: int, threads: bool) -> None:
     v = _Vec(w, vw)
-    with w.function("void", "@xr_layer_norm_part", [*LN_PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
+    fn = NAMES["layer_norm"]
+    with w.function("void", f"{fn}_part", [*LN_PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
         count = w.op("sitofp i64 %n to float")
         eps = w.op("load float, ptr %eps")
         zero = v.const(0.0)
         with w.loop("r", "%p0", "%p1") as r:
             row, out = w.gep("%x", w.mul(r, "%n")), w.gep("%y", w.mul(r, "%n"))
-            add = lambda a, b: v.bin("fadd", a, b)
-            total = _fold(w, v, row, "%n", zero, add, "fadd", "-0.0")
-            mean = w.op(f"fdiv float {total}, {count}")
+            mean = w.op(f"fdiv float {_sum(w, v, row, '%n')}, {count}")
             m = v.splat(mean)
 
             def squares(acc: str, x: str) -> str:
@@ -198,7 +201,7 @@ def layer_norm(w: Writer, vw: int, threads: bool) -> None:
                 return v.bin("fadd", acc, v.bin("fmul", d, d))
 
             # the tail's lanes read as the mean: their squares add 0
-            var_total = _fold(w, v, row, "%n", m, squares, "fadd", "-0.0")
+            var_total = _fold(w, v, row, "%n", m, squares)
             var = w.op(f"fdiv float {var_total}, {count}")
             root = w.op(f"call float @llvm.sqrt.f32(float {w.op(f'fadd float {var}, {eps}')})")
             inv = v.splat(w.op(f"fdiv float 1.0, {root}"))
@@ -214,18 +217,17 @@ def layer_norm(w: Writer, vw: int, threads: bool) -> None:
                 v.store(y, w.gep(out, q), mask)
 
             _map(w, v, "%n", normalize)
-    split_planes(w, "@xr_layer_norm", LN_PARAMS, "%rows", _worth, threads)
+    split_planes(w, fn, LN_PARAMS, "%rows", _worth, threads)
 
 
 def softmax(w: Writer, vw: int, log: bool, threads: bool) -> None:
     v = _Vec(w, vw)
-    fn = "@xr_log_softmax" if log else "@xr_softmax"
+    fn = NAMES["log_softmax" if log else "softmax"]
     with w.function("void", f"{fn}_part", [*SM_PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
         low = v.splat(NEG_INF)
         with w.loop("r", "%p0", "%p1") as r:
             row, out = w.gep("%x", w.mul(r, "%n")), w.gep("%y", w.mul(r, "%n"))
-            top = _fold(w, v, row, "%n", low, lambda a, x: v.call("maximum", a, x), "fmaximum", "")
-            m = v.splat(top)
+            m = v.splat(_max(w, v, row, "%n"))
             acc = w.var(v.t, v.const(0.0), "acc")
 
             def exps(q: str, mask: str) -> None:
@@ -259,22 +261,15 @@ def softmax(w: Writer, vw: int, log: bool, threads: bool) -> None:
 def reduce_rows(w: Writer, vw: int, kind: str, threads: bool) -> None:
     """@xr_row_mean / @xr_row_max: y[r] = sum(row r) / n, or its maximum (NaN wins)."""
     v = _Vec(w, vw)
-    fn = f"@xr_row_{kind}"
-    with w.function("void", f"{fn}_part", [*SM_PARAMS, ("i64", "%p0"), ("i64", "%p1")]):
-        count = w.op("sitofp i64 %n to float")
-        with w.loop("r", "%p0", "%p1") as r:
-            row = w.gep("%x", w.mul(r, "%n"))
-            if kind == "max":
-                low = v.splat(NEG_INF)
-                y = _fold(
-                    w, v, row, "%n", low, lambda a, x: v.call("maximum", a, x), "fmaximum", ""
-                )
-            else:
-                add = lambda a, b: v.bin("fadd", a, b)
-                y = w.op(
-                    f"fdiv float {_fold(w, v, row, '%n', v.const(0.0), add, 'fadd', '-0.0')}, {count}"
-                )
-            w.do(f"store float {y}, ptr {w.gep('%y', r)}")
+    fn = NAMES[kind]
+    params = [*SM_PARAMS, ("i64", "%p0"), ("i64", "%p1")]
+    with w.function("void", f"{fn}_part", params), w.loop("r", "%p0", "%p1") as r:
+        row = w.gep("%x", w.mul(r, "%n"))
+        if kind == "max":
+            y = _max(w, v, row, "%n")
+        else:
+            y = w.op(f"fdiv float {_sum(w, v, row, '%n')}, {w.op('sitofp i64 %n to float')}")
+        w.do(f"store float {y}, ptr {w.gep('%y', r)}")
     split_planes(w, fn, SM_PARAMS, "%rows", _worth, threads)
 
 
@@ -290,12 +285,11 @@ def wrapper(w: Writer, symbol: str, spec: RowSpec) -> None:
         params = [("ptr", "%x"), ("ptr", "%g"), ("ptr", "%b"), ("ptr", "%y")]
         with w.function("void", f"@{symbol}", params, linkage="dso_local"):
             w.do(
-                f"call void @xr_layer_norm(ptr %x, ptr %g, ptr %b, ptr %y, i64 {spec.rows}, i64 {spec.n}, ptr @{symbol}.eps)"
+                f"call void {NAMES['layer_norm']}(ptr %x, ptr %g, ptr %b, ptr %y, i64 {spec.rows}, i64 {spec.n}, ptr @{symbol}.eps)"
             )
         return
-    fn = f"@xr_row_{spec.kind}" if spec.kind in ("mean", "max") else name(spec.kind)
     with w.function("void", f"@{symbol}", [("ptr", "%x"), ("ptr", "%y")], linkage="dso_local"):
-        w.do(f"call void {fn}(ptr %x, ptr %y, i64 {spec.rows}, i64 {spec.n})")
+        w.do(f"call void {NAMES[spec.kind]}(ptr %x, ptr %y, i64 {spec.rows}, i64 {spec.n})")
 
 
 def runtime_ir(specs: dict[str, RowSpec], threads: bool, vw: int, declared: str = "") -> str:
