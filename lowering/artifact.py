@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import llvmlite
-import llvmlite.binding as llvm
 import numpy as np
 from xrelay.dialects.dims import dim_str, parse_dim
 from xrelay.errors import Error
+from xrelay.lowering import host
 from xrelay.lowering.jit import Library, missing_features
 from xrelay.signature import Argument, FunctionSignature
 
@@ -62,7 +62,7 @@ def versions() -> dict[str, Any]:
         "format": FORMAT,
         "abi": ABI,
         "xrelay": xrelay_version(),
-        "llvm": ".".join(map(str, llvm.llvm_version_info)),
+        "llvm": host.describe()["llvm"],
         "llvmlite": llvmlite.__version__,
     }
 
@@ -257,10 +257,9 @@ def _check_compatible(header: dict[str, Any], where: str) -> None:
             f"{xrelay_version()} reads format {' or '.join(map(str, READS))}, ABI {ABI}: compile it again"
         )
     target = header["target"]
-    if target["triple"] != llvm.get_process_triple():
-        raise Error(
-            f"{where}: compiled for {target['triple']}, this machine is {llvm.get_process_triple()}"
-        )
+    here = host.describe()["triple"]
+    if target["triple"] != here:
+        raise Error(f"{where}: compiled for {target['triple']}, this machine is {here}")
     missing = missing_features(target)
     if missing:
         raise Error(

@@ -14,9 +14,14 @@ while optimizing or generating code ends the worker, not the caller, and becomes
 XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess, one part
 after another); XRELAY_COMPILE_JOBS=n sets how many workers compile at once.
 
+`linked_text(ir_texts)` links modules into one (the model's, the runtime's) in a worker
+too, so the calling process never loads LLVM: it links the object code itself
+(lowering/object_loader.py) and asks for the host's description once (lowering/host.py).
+
 Protocol on the worker's stdin/stdout, per request: a 4-byte big-endian length and a JSON
-header (`{"target": ..., "pic": ...}`), an 8-byte length and the IR text (UTF-8). Reply: one status
-byte (0: object code follows, 1: an error message follows), an 8-byte length, the bytes.
+header (`{"target": ..., "pic": ..., "link": ...}`), an 8-byte length and the IR text
+(UTF-8; with "link", a JSON list of IR texts). Reply: one status byte (0: object code, or
+the linked IR text, follows; 1: an error message follows), an 8-byte length, the bytes.
 """
 
 from __future__ import annotations
@@ -25,15 +30,17 @@ import atexit
 import hashlib
 import json
 import os
+import selectors
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
 from collections import OrderedDict
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import llvmlite.binding as llvm
+if TYPE_CHECKING:
+    import llvmlite.binding as llvm
 
 RECYCLE = 100  # compiles per worker process before it is replaced
 
@@ -45,12 +52,17 @@ class CompileError(Exception):
 _initialized = False
 
 
-def _init() -> None:
+def _llvm() -> Any:
+    """llvmlite's binding to LLVM, ready for this machine (imported here, not at the top:
+    the caller's process imports this module and need not load LLVM)."""
     global _initialized
+    import llvmlite.binding
+
     if not _initialized:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
+        llvmlite.binding.initialize_native_target()
+        llvmlite.binding.initialize_native_asmprinter()
         _initialized = True
+    return llvmlite.binding
 
 
 def target_machine(target: dict[str, Any], pic: bool = False) -> llvm.TargetMachine:
@@ -60,7 +72,7 @@ def target_machine(target: dict[str, Any], pic: bool = False) -> llvm.TargetMach
     code uses GOT-relative relocations, which it resolves against the first object's GOT
     only (RuntimeDyldELF's R_X86_64_GOTOFF64), so a module compiled in parts must not be
     PIC. `pic` True: one object linked into a shared library (export_library)."""
-    _init()
+    llvm = _llvm()
     return llvm.Target.from_triple(target["triple"]).create_target_machine(
         cpu=target["cpu"],
         features=target["llvm_features"],
@@ -74,6 +86,7 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     O3 gave the same code where it matters (outputs bit for bit, the same speed on six
     models in a same-process A/B: the GEMM is written vectorized) for 14 % more build time
     (ResNet-50 3.30 -> 2.85 s)."""
+    llvm = _llvm()
     tuning = llvm.create_pipeline_tuning_options(speed_level=2)
     # full unrolling of the many constant-trip loops costs minutes of compile time
     tuning.loop_unrolling = False
@@ -86,12 +99,24 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
 
 def compile_here(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
     """Optimize and generate code in this process."""
-    _init()
+    llvm = _llvm()
     machine = target_machine(target, pic)
     module = llvm.parse_assembly(ir_text)
     module.verify()
     optimize(module, machine)
     return machine.emit_object(module)
+
+
+def link_here(ir_texts: list[str]) -> str:
+    """The modules (their texts) linked into the first, verified, as LLVM prints it."""
+    llvm = _llvm()
+    linked = llvm.parse_assembly(ir_texts[0])
+    for text in ir_texts[1:]:
+        part = llvm.parse_assembly(text)
+        part.verify()
+        linked.link_in(part)
+    linked.verify()
+    return str(linked)
 
 
 # --- the worker side -----------------------------------------------------------------------
@@ -116,9 +141,12 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
             return
         header = json.loads(_read_exact(inp, size))
         (size,) = struct.unpack(">Q", _read_exact(inp, 8))
-        ir_text = _read_exact(inp, size).decode()
+        body = _read_exact(inp, size).decode()
         try:
-            status, payload = 0, compile_here(ir_text, header["target"], header["pic"])
+            if header.get("link"):
+                status, payload = 0, link_here(json.loads(body)).encode()
+            else:
+                status, payload = 0, compile_here(body, header["target"], header["pic"])
         except Exception as e:  # noqa: BLE001 - every failure goes back as a message
             status, payload = 1, f"{type(e).__name__}: {e}".encode()
         out.write(bytes([status]) + struct.pack(">Q", len(payload)) + payload)
@@ -189,32 +217,61 @@ class Worker:
 
     def compile(self, ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
         with self.lock:
-            self.ensure()
-            assert self.proc is not None
-            self.jobs += 1
-            header = json.dumps({"target": target, "pic": pic}).encode()
-            body = ir_text.encode()
-            try:
-                stdin, stdout = self.proc.stdin, self.proc.stdout
-                assert stdin is not None and stdout is not None
-                stdin.write(struct.pack(">I", len(header)) + header)
-                stdin.write(struct.pack(">Q", len(body)))
-                stdin.write(body)
-                stdin.flush()
-                status = _read_exact(stdout, 1)[0]
-                (size,) = struct.unpack(">Q", _read_exact(stdout, 8))
-                payload = _read_exact(stdout, size)
-            except (BrokenPipeError, EOFError, OSError):
-                code = self.proc.wait()
-                tail = self._stderr_tail()
-                self._stop()
-                how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                raise CompileError(
-                    f"LLVM stopped the compiler process ({how})" + (f": {tail}" if tail else "")
-                ) from None
-            if status != 0:
-                raise CompileError(payload.decode(errors="replace"))
-            return payload
+            self.send(ir_text, target, pic)
+            return self.receive()
+
+    def link(self, ir_texts: list[str]) -> str:
+        with self.lock:
+            self.send(json.dumps(ir_texts), None, False, link=True)
+            return self.receive().decode()
+
+    def send(
+        self, ir_text: str, target: dict[str, Any] | None, pic: bool, link: bool = False
+    ) -> None:
+        """Hand the worker one module, or (`link`) a JSON list of modules to link (the
+        caller holds `lock` until `receive`)."""
+        self.ensure()
+        assert self.proc is not None and self.proc.stdin is not None
+        self.jobs += 1
+        header = json.dumps({"target": target, "pic": pic, "link": link}).encode()
+        body = ir_text.encode()
+        try:
+            stdin = self.proc.stdin
+            stdin.write(struct.pack(">I", len(header)) + header)
+            stdin.write(struct.pack(">Q", len(body)))
+            stdin.write(body)
+            stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._stopped() from None
+
+    def fileno(self) -> int:
+        """The worker's output (readable when its object code is on the way)."""
+        assert self.proc is not None and self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def receive(self) -> bytes:
+        """The object code of the module `send` handed over."""
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            stdout = self.proc.stdout
+            status = _read_exact(stdout, 1)[0]
+            (size,) = struct.unpack(">Q", _read_exact(stdout, 8))
+            payload = _read_exact(stdout, size)
+        except (EOFError, OSError):
+            raise self._stopped() from None
+        if status != 0:
+            raise CompileError(payload.decode(errors="replace"))
+        return payload
+
+    def _stopped(self) -> CompileError:
+        assert self.proc is not None
+        code = self.proc.wait()
+        tail = self._stderr_tail()
+        self._stop()
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return CompileError(
+            f"LLVM stopped the compiler process ({how})" + (f": {tail}" if tail else "")
+        )
 
 
 _WORKERS: list[Worker] = []
@@ -258,6 +315,19 @@ def prestart() -> None:
     for worker in _WORKERS:
         with worker.lock:
             worker.ensure()
+
+
+def linked_text(ir_texts: list[str]) -> str:
+    """LLVM modules (their texts) linked into one, verified, as LLVM prints it (by a
+    worker, or here with XRELAY_COMPILE_WORKER=0); raises CompileError."""
+    if not use_worker():
+        try:
+            return link_here(ir_texts)
+        except RuntimeError as e:
+            raise CompileError(str(e)) from None
+    if not _WORKERS:
+        _WORKERS.append(Worker())
+    return _WORKERS[0].link(ir_texts)
 
 
 def object_code(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
@@ -324,29 +394,43 @@ def _compile_all(ir_texts: list[str], target: dict[str, Any], pic: bool = False)
         _WORKERS.append(Worker())
     if n == 1:
         return [_WORKERS[0].compile(text, target, pic) for text in ir_texts]
+    # one thread hands modules out and collects the object code (no thread per worker: the
+    # object code's buffers would be allocated in each new thread's malloc arena, and a
+    # long-lived process that builds often grew by a few MB per arena)
     results: list[bytes | None] = [None] * len(ir_texts)
     errors: list[CompileError] = []
     queue = sorted(range(len(ir_texts)), key=lambda k: -len(ir_texts[k]))
-    lock = threading.Lock()
+    workers = _WORKERS[:n]
+    for worker in workers:  # in list order, so two building threads cannot deadlock
+        worker.lock.acquire()
+    try:
+        with selectors.DefaultSelector() as busy:
 
-    def drain(worker: Worker) -> None:
-        while True:
-            with lock:
-                if not queue or errors:
-                    return
+            def hand_out(worker: Worker) -> None:
                 k = queue.pop(0)
-            try:
-                results[k] = worker.compile(ir_texts[k], target, pic)
-            except CompileError as e:
-                with lock:
+                try:
+                    worker.send(ir_texts[k], target, pic)
+                except CompileError as e:
                     errors.append(e)
-                return
+                    return
+                busy.register(worker, selectors.EVENT_READ, k)
 
-    threads = [threading.Thread(target=drain, args=(w,), daemon=True) for w in _WORKERS[:n]]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+            for worker in workers:
+                if queue:
+                    hand_out(worker)
+            while busy.get_map():
+                for key, _ in busy.select():
+                    worker, k = key.fileobj, key.data
+                    busy.unregister(worker)
+                    try:
+                        results[k] = worker.receive()  # type: ignore[union-attr]
+                    except CompileError as e:
+                        errors.append(e)
+                    if queue and not errors:
+                        hand_out(worker)  # type: ignore[arg-type]
+    finally:
+        for worker in workers:
+            worker.lock.release()
     if errors:
         raise errors[0]
     return [r for r in results if r is not None]

@@ -1,7 +1,8 @@
-"""LLVM IR -> native code with llvmlite: O2 for the host CPU (in a worker process:
-lowering/compile_worker.py), MCJIT, and `Library`, the
-object that owns the engine, module and target machine for as long as it lives (so the
-garbage collector never unmaps code that may still be called).
+"""LLVM IR -> native code: linked with the runtime and compiled (O2 for the host CPU) in
+worker processes (lowering/compile_worker.py), the object code linked into this process
+by lowering/object_loader.py (LLVM's MCJIT where it cannot), and `Library`, the object that
+owns the linked code for as long as it lives (so the garbage collector never unmaps code
+that may still be called). This process itself never loads LLVM to build or run a model.
 
 Calling convention of the compiled `main`: one pointer per argument of the relay-level
 `@main` (data inputs, then parameters), then one pointer per result buffer, which the
@@ -19,16 +20,15 @@ import threading
 import time
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xrelay.dialects.dims import products
 from xrelay.errors import Error
-from xrelay.lowering import compile_worker
+from xrelay.lowering import compile_worker, host, object_loader
 from xrelay.lowering.compile_worker import CompileError, object_codes
 from xrelay.lowering.expose_checks import first_violation
 from xrelay.lowering.limits import SizeCheck
@@ -36,26 +36,37 @@ from xrelay.lowering.plan_buffers import RuntimePlan
 from xrelay.lowering.split_module import split_module
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
+if TYPE_CHECKING:
+    import llvmlite.binding as llvm
+
 _initialized = False
 _gomp = False
 RUNTIME_ATTR = "xrelay.runtime"  # module attribute: the runtime's LLVM IR (emit-runtime)
 
 
 def _init() -> None:
+    """The libraries compiled code calls, loaded so the linker finds their symbols: libm,
+    and libgomp, whose thread pool runs the runtime kernels on several cores."""
     global _initialized, _gomp
     if _initialized:
         return
+    object_loader.load_library("m")
+    _gomp = object_loader.load_library("gomp")
+    _initialized = True
+
+
+def _mcjit() -> Any:
+    """llvmlite's binding, set up for MCJIT (objects the object loader does not take)."""
+    import llvmlite.binding as llvm
+
+    _init()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    libm = ctypes.util.find_library("m")
-    if libm:
-        llvm.load_library_permanently(libm)
-    try:  # libgomp's thread pool runs the runtime GEMM on several cores
-        llvm.load_library_permanently(ctypes.util.find_library("gomp") or "libgomp.so.1")
-        _gomp = True
-    except RuntimeError:
-        _gomp = False
-    _initialized = True
+    for name in ("m", "gomp"):
+        path = ctypes.util.find_library(name)
+        if path:
+            llvm.load_library_permanently(path)
+    return llvm
 
 
 def threads_available() -> bool:
@@ -95,20 +106,20 @@ X86_LEVELS = {
 
 def host_features() -> list[str]:
     """The host CPU's enabled features (LLVM's names)."""
-    _init()
-    return sorted(f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f[:1] == "+")
+    flat = host.describe()["llvm_features"]
+    return sorted(f[1:] for f in flat.split(",") if f[:1] == "+")
 
 
 def resolve_target(target_cpu: str | None) -> dict[str, Any]:
     """The target code is compiled for: `None`/"host" is this CPU with all its features;
     an x86-64 level (`x86-64-v3`) runs on every CPU that has that level's features."""
-    _init()
+    here = host.describe()
     if target_cpu in (None, "host"):
         return {
-            "triple": llvm.get_process_triple(),
-            "cpu": llvm.get_host_cpu_name(),
+            "triple": here["triple"],
+            "cpu": here["cpu"],
             "features": host_features(),
-            "llvm_features": llvm.get_host_cpu_features().flatten(),
+            "llvm_features": here["llvm_features"],
         }
     if target_cpu not in X86_LEVELS:
         raise Error(
@@ -117,7 +128,7 @@ def resolve_target(target_cpu: str | None) -> dict[str, Any]:
         )
     features = list(X86_LEVELS[target_cpu])
     return {
-        "triple": llvm.get_process_triple(),
+        "triple": here["triple"],
         "cpu": target_cpu,
         "features": features,
         "llvm_features": ",".join(f"+{f}" for f in features),
@@ -175,48 +186,52 @@ def target_machine(target: dict[str, Any] | None = None) -> llvm.TargetMachine:
     return compile_worker.target_machine(target or resolve_target(None))
 
 
-def llvm_module(module: ModuleOp) -> llvm.ModuleRef:
-    """The LLVM module of an llvm-dialect module, linked with the runtime it carries
-    (`xrelay.runtime`, emit-runtime). Every function but `main` is a kernel: it is never
+def llvm_module(module: ModuleOp) -> str:
+    """The LLVM IR (as LLVM prints it) of an llvm-dialect module, linked with the runtime it
+    carries (`xrelay.runtime`, emit-runtime); the linking and verifying run in a compile
+    worker (compile_worker.linked_text). Every function but `main` is a kernel: it is never
     inlined (LLVM would otherwise fold every kernel called once back into main, whose size
     then makes optimizing it several times slower), and its buffer arguments are `noalias` (a kernel
     writes only fresh buffers no other argument reaches), so loops vectorize without
     run-time overlap checks. Raises `xrelay.Error` on a module not lowered to the llvm
-    dialect."""
-    _init()
+    dialect, or one LLVM rejects."""
     try:
-        ir_module = convert_module(module, fallback_target_triple=None)
+        triple = host.describe()["default_triple"]  # what None would ask LLVM for here
+        ir_module = convert_module(module, fallback_target_triple=triple)
     except NotImplementedError as e:  # an op that is not in the llvm dialect
         raise Error(f"cannot translate to LLVM IR (run lower-to-llvm first): {e}") from None
+    main = None
     for fn in ir_module.functions:
+        if fn.name == "main" and not fn.is_declaration:
+            main = fn
         if fn.is_declaration or fn.name == "main":
             continue
         fn.attributes.add("noinline")
         for arg in fn.args:
             if isinstance(arg.type, ir.PointerType):
                 arg.add_attribute("noalias")
-    linked = llvm.parse_assembly(str(ir_module))
+    texts = [str(ir_module)]
     runtime = module.attributes.get(RUNTIME_ATTR)
     if isinstance(runtime, StringAttr):
-        kernels = llvm.parse_assembly(runtime.data)
-        kernels.verify()
-        linked.link_in(kernels)
-    if any(f.name == "main" and not f.is_declaration for f in linked.functions):
-        linked.link_in(llvm.parse_assembly(_packed_entry(linked.get_function("main"))))
-    linked.verify()
-    return linked
+        texts.append(runtime.data)
+    if main is not None:
+        texts.append(_packed_entry([str(a.type) for a in main.args]))
+    try:
+        return compile_worker.linked_text(texts)
+    except CompileError as e:
+        raise Error(f"LLVM rejected the module: {e}") from None
 
 
 PACKED_ENTRY = "xr_main_packed"
 
 
-def _packed_entry(main: llvm.ValueRef) -> str:
-    """`void xr_main_packed(ptr argv)`: main called with its arguments read from an array of
+def _packed_entry(types: list[str]) -> str:
+    """`void xr_main_packed(ptr argv)`: main (of argument `types`) called with its arguments
+    read from an array of
     8-byte slots, so a run passes one pointer (ctypes converts each argument of a call:
     21 us for ShuffleNet's 282). main is called through a volatile load of its address:
     with a direct call LLVM's interprocedural passes weighed main's one caller, and
     DenseNet-121's LLVM time went from 3.5 to 11 s."""
-    types = [str(a.type) for a in main.arguments]
     lines = [
         f"declare void @main({', '.join(types)})",
         "@xr_main_ref = internal global ptr @main",
@@ -233,7 +248,7 @@ def _packed_entry(main: llvm.ValueRef) -> str:
 
 def llvm_ir(module: ModuleOp) -> str:
     """The LLVM IR `build` compiles for an llvm-dialect module (what `-t llvm` prints)."""
-    return str(llvm_module(module))
+    return llvm_module(module)
 
 
 def _dynamic(shape: tuple[Any, ...]) -> int:
@@ -267,7 +282,7 @@ class Library:
 
     def __init__(
         self,
-        module: llvm.ModuleRef | None,
+        module: str | None,
         signature: FunctionSignature,
         params: Mapping[str, np.ndarray],
         times: dict[str, float] | None = None,
@@ -339,24 +354,34 @@ class Library:
         self._main = None
         self._packed: Any = None
         missing = missing_features(self.target)
-        self.runnable_here = not missing and self.target["triple"] == llvm.get_process_triple()
+        self.runnable_here = not missing and self.target["triple"] == host.describe()["triple"]
         if self.runnable_here:
             self._load()
         self.times["load"] = time.perf_counter() - start
 
     def _load(self) -> None:
-        """Link the object code into this process (no compiler stage runs)."""
+        """Link the object code into this process (no compiler stage runs): with the
+        object loader, or with LLVM's MCJIT for objects it does not take."""
         _init()
-        for symbol, code in self.externals.items():
-            llvm.add_symbol(symbol, code.address)
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
-        for code in self.objects:
-            engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-        engine.finalize_object()
-        slot = engine.get_global_value_address("xr_num_threads")
+        externals = {symbol: code.address for symbol, code in self.externals.items()}
+        try:
+            linked = object_loader.LinkedCode(self.objects, externals)
+            symbol = linked.address
+        except object_loader.Unsupported:
+            llvm = _mcjit()
+            for name, address in externals.items():
+                llvm.add_symbol(name, address)
+            linked = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine())
+            for code in self.objects:
+                linked.add_object_file(llvm.ObjectFileRef.from_data(code))
+            linked.finalize_object()
+            symbol = linked.get_global_value_address
+        except object_loader.LinkError as e:
+            raise Error(f"cannot link the compiled code: {e}") from None
+        slot = symbol("xr_num_threads")
         if slot:  # the runtime's thread count (lowering/kernels/parallel.py)
             ctypes.c_int32.from_address(slot).value = num_threads()
-        address = engine.get_function_address("main")
+        address = symbol("main")
         if not address:
             raise Error("the compiled module has no main function")
         n_args = (
@@ -365,9 +390,9 @@ class Library:
             + bool(self.checks)
             + 3 * bool(self.meta.get("dynamic_plan"))
         )
-        self._engine = engine
+        self._engine = linked
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
-        packed = engine.get_function_address(PACKED_ENTRY)  # absent in older artifacts
+        packed = symbol(PACKED_ENTRY)  # absent in older artifacts
         self._packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packed) if packed else None
 
     def run(self, *args: Any, **inputs: Any) -> list[np.ndarray]:

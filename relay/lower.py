@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import llvmlite.binding as llvm
 import numpy as np
 import xrelay
 from xdsl.dialects.builtin import ModuleOp
 from xrelay.errors import Error
+from xrelay.lowering import host
 from xrelay.lowering.dynamic import DynamicLibrary
 from xrelay.lowering.jit import X86_LEVELS, Library
 from xrelay.relay.nd import NDArray, to_numpy
@@ -40,20 +40,21 @@ def target_cpu(target: Any, where: str) -> str | None:
             "('llvm', or 'llvm -mcpu=' a portable x86-64 level)"
         )
     cpu = None
+    here = host.describe()
     for option in target.split()[1:]:
         key, _, value = option.partition("=")
         if key == "-mcpu" and value:
             cpu = value
-        elif key == "-mtriple" and value == llvm.get_process_triple():
+        elif key == "-mtriple" and value == here["triple"]:
             continue
         else:
             raise Error(f"{where}: target option '{option}' of {target!r} is not supported")
-    if cpu in (None, "native", llvm.get_host_cpu_name()):
+    if cpu in (None, "native", here["cpu"]):
         return None
     if cpu not in X86_LEVELS:
         raise Error(
             f"{where}: target {target!r}: -mcpu={cpu} is not supported; use this host's CPU "
-            f"({llvm.get_host_cpu_name()}) or one of {', '.join(X86_LEVELS)}"
+            f"({here['cpu']}) or one of {', '.join(X86_LEVELS)}"
         )
     return cpu
 
