@@ -16,8 +16,6 @@ import sys
 import threading
 from typing import Any
 
-from xrelay.errors import Error
-
 _DESCRIPTION: dict[str, Any] | None = None
 _LOCK = threading.Lock()
 
@@ -72,6 +70,9 @@ def _ask_process() -> dict[str, Any]:
     try:
         return _ask_llvm()
     except Exception as e:  # noqa: BLE001 - both ways failed: say why
+        # imported here: run as a script, this file must not import the xrelay package
+        from xrelay.errors import Error
+
         raise Error(f"could not ask LLVM about this CPU: {reason}; {e}") from None
 
 
