@@ -350,7 +350,8 @@ class Library:
         assert objects
         self.objects = list(objects)
         self.ir_z = ir_z  # the LLVM IR the objects came from, zlib-compressed (or None)
-        self._engine = None
+        self._engine: Any = None
+        self._symbol: Any = None
         self._main = None
         self._packed: Any = None
         missing = missing_features(self.target)
@@ -390,7 +391,8 @@ class Library:
             + bool(self.checks)
             + 3 * bool(self.meta.get("dynamic_plan"))
         )
-        self._engine = linked
+        self._engine = linked  # owns the code
+        self._symbol = symbol  # a global's address by name
         self._main = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
         packed = symbol(PACKED_ENTRY)  # absent in older artifacts
         self._packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packed) if packed else None
@@ -535,10 +537,8 @@ class Library:
         if not sites or self._engine is None:
             raise Error("this library was not built with profile=True")
         n = len(sites)
-        ns = (ctypes.c_int64 * n).from_address(self._engine.get_global_value_address("xr_prof_ns"))
-        calls = (ctypes.c_int64 * n).from_address(
-            self._engine.get_global_value_address("xr_prof_calls")
-        )
+        ns = (ctypes.c_int64 * n).from_address(self._symbol("xr_prof_ns"))
+        calls = (ctypes.c_int64 * n).from_address(self._symbol("xr_prof_calls"))
         out = []
         for k, site in enumerate(sites):
             kernel, _, node = site.partition("@")
