@@ -196,13 +196,15 @@ class LinkedCode:
                 address = (
                     value if shndx == _SHN_ABS else self._section_address(placed, n, shndx) + value
                 )
-                if name in globals_ and name not in weak:
+                if name in globals_:
                     if bind == _STB_WEAK:
-                        continue
-                    raise LinkError(f"symbol '{name}' is defined twice")
-                globals_[name] = address
-                if bind == _STB_WEAK:
+                        continue  # the definition before stays
+                    if name not in weak:
+                        raise LinkError(f"symbol '{name}' is defined twice")
+                    weak.discard(name)  # a strong definition replaces a weak one
+                elif bind == _STB_WEAK:
                     weak.add(name)
+                globals_[name] = address
         self.symbols = globals_
         self._next_stub, self._next_slot = self._stubs, self._got
         self._far: dict[int, int] = {}

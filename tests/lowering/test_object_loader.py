@@ -158,3 +158,14 @@ def test_the_host_description_from_a_process_is_llvms():
     from xrelay.lowering import host
 
     assert host._ask_process() == host._ask_llvm()
+
+
+def test_a_strong_definition_replaces_a_weak_one(target):
+    weak = "define weak i32 @pick() {\n  ret i32 1\n}\n"
+    strong = "define i32 @pick() {\n  ret i32 2\n}\n"
+    objects = [compile_worker.object_code(t, target) for t in (weak, strong)]
+    for order in (objects, objects[::-1]):
+        linked = object_loader.LinkedCode(order, {})
+        assert ctypes.CFUNCTYPE(ctypes.c_int32)(linked.address("pick"))() == 2
+    with pytest.raises(object_loader.LinkError, match="'pick' is defined twice"):
+        object_loader.LinkedCode([objects[0], objects[1], objects[1]], {})
