@@ -59,13 +59,11 @@ def _ask_process() -> dict[str, Any]:
             env=env,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        done = None
-        reason = str(e)
-    if done is not None and done.returncode == 0:
-        return json.loads(done.stdout)
-    if done is not None:
+        if done.returncode == 0:
+            return json.loads(done.stdout)
         reason = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        reason = str(e)
     # the process could not run: ask LLVM here (what the caller would otherwise have done)
     try:
         return _ask_llvm()

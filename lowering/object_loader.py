@@ -126,9 +126,8 @@ def _process_symbol(name: str) -> int:
         return 0
 
 
-_PROCESS = ctypes.CDLL(None)
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_LIBC.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_PROCESS = ctypes.CDLL(None, use_errno=True)  # libc and what is loaded RTLD_GLOBAL
+_PROCESS.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 
 
 def load_library(name: str) -> bool:
@@ -176,7 +175,7 @@ class LinkedCode:
         )
         self._anchor = ctypes.c_char.from_buffer(self._map)
         base = ctypes.addressof(self._anchor)
-        self.base, self.size = base, size
+        self.base = base
         for (n, k), at in placed.items():
             s = parsed[n].sections[k]
             if s[1] != _SHT_NOBITS:
@@ -217,7 +216,7 @@ class LinkedCode:
                 for offset, symbol, kind, addend in entries:
                     value = self._resolve(obj, n, placed, symbol, externals)
                     self._relocate(where + offset, kind, value, addend, obj.symbols[symbol][0])
-        if self._code_size and _LIBC.mprotect(
+        if self._code_size and _PROCESS.mprotect(
             ctypes.c_void_p(base), ctypes.c_size_t(self._code_size), mmap.PROT_READ | mmap.PROT_EXEC
         ):
             raise OSError(ctypes.get_errno(), "mprotect failed on the linked code")

@@ -47,7 +47,7 @@ from xrelay.lowering.kernels.gemm import (
     panel_width,
     row_height,
 )
-from xrelay.lowering.kernels.irtext import Writer, copy_floats, first_lanes
+from xrelay.lowering.kernels.irtext import Writer, copy_values, first_lanes
 
 TILE = 32  # the widest micro-kernel tile, which the choice below assumes
 STRIDES = (1, 2)  # the strides read directly (2: the band holds the input's phases)
@@ -185,7 +185,7 @@ def _fill_band(w: Writer, g, band, channels, st, rows, wp, plane, chan, oy0, vw:
         with w.if_(w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")):
             src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
             dst = w.gep(band, w.add(w.add(w.mul(c, chan), w.mul(r, wp)), lo))
-            copy_floats(w, src, dst, count, vw)
+            copy_values(w, src, dst, count, vw)
     w.br(join)
     w.block(other)  # S = 2
     n2, v, v2 = 2 * vw, f"<{vw} x float>", f"<{2 * vw} x float>"

@@ -52,7 +52,7 @@ from xrelay.lowering.kernels.gemm import (
     split_entry,
     transpose8,
 )
-from xrelay.lowering.kernels.irtext import Writer, copy_floats
+from xrelay.lowering.kernels.irtext import Writer, copy_values
 
 MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
 # the 32-column panels' rows computed over the 8-row panels' at least: 49 pixels 64 / 56,
@@ -221,7 +221,7 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
             with w.if_(inside):
                 src = w.gep("%b", w.add(w.mul(w.add(w.mul(c, g["H"]), iy), g["W"]), skip))
                 dst = w.gep(pad_src, w.add(w.add(w.mul(c, plane), w.mul(r, wp)), lo))
-                copy_floats(w, src, dst, count, 16)
+                copy_values(w, src, dst, count, 16)
     # off[k] for k = (c, i, j), in that order
     with w.loop("c", "0", channels) as c, w.loop("i", "0", g["KH"]) as i:
         row = w.add(w.mul(c, plane), w.mul(w.mul(i, g["DH"]), rs))

@@ -23,7 +23,7 @@ the f32 packer does: 32 bytes per load made its bookkeeping cost more than it sa
 from __future__ import annotations
 
 from xrelay.lowering.kernels.conv_pack import load_geometry, window_row
-from xrelay.lowering.kernels.irtext import Writer, first_lanes
+from xrelay.lowering.kernels.irtext import Writer, copy_values, first_lanes
 
 PARAMS = [
     ("ptr", "%x"), ("ptr", "%geo"), ("i64", "%j0"), ("i64", "%k0"), ("i64", "%cols"),
@@ -72,14 +72,7 @@ def im2col(w: Writer) -> None:
                 count = w.sub(e, a)
                 copy, other, joined = w.if_else(unit, "unit")
                 w.block(copy)
-                with w.loop("q", "0", count, str(n)) as q:
-                    mask = first_lanes(w, w.sub(count, q), n)
-                    v = w.op(
-                        f"call {b} @llvm.masked.load.v{n}i8.p0(ptr {w.gep(src, q, 'i8')}, i32 1, <{n} x i1> {mask}, {b} zeroinitializer)"
-                    )
-                    w.do(
-                        f"call void @llvm.masked.store.v{n}i8.p0({b} {v}, ptr {w.gep(d, q, 'i8')}, i32 1, <{n} x i1> {mask})"
-                    )
+                copy_values(w, src, d, count, n, "i8")
                 w.br(joined)
                 w.block(other)
                 pair, bytewise, _ = w.if_else(two, "pair")

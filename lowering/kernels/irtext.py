@@ -170,16 +170,17 @@ def first_lanes(w: Writer, count: str, n: int) -> str:
     return w.op(f"icmp slt <{n} x i32> {iota(n)}, {splat(w, bound, n, 'i32')}")
 
 
-def copy_floats(w: Writer, src: str, dst: str, count: str, vw: int) -> None:
-    """dst[0, count) = src[0, count) (f32), vw at a time, the last vector masked: rows of
-    a few vectors, too short for a call to memcpy each (SqueezeNet's 16 -> 64 3 x 3 on
-    55 x 55 spent 8% of its time in memcpy for its 912 rows)."""
-    v, m = f"<{vw} x float>", f"<{vw} x i1>"
-    with w.loop("q", "0", count, str(vw)) as q:
-        keep = first_lanes(w, w.sub(count, q), vw)
+def copy_values(w: Writer, src: str, dst: str, count: str, n: int, elem: str = "float") -> None:
+    """dst[0, count) = src[0, count) (`elem`: float or i8), n at a time, the last vector
+    masked: rows of a few vectors, too short for a call to memcpy each (SqueezeNet's 16 ->
+    64 3 x 3 on 55 x 55 spent 8% of its time in memcpy for its 912 rows)."""
+    suffix, align = {"float": ("f32", 4), "i8": ("i8", 1)}[elem]
+    v, m = f"<{n} x {elem}>", f"<{n} x i1>"
+    with w.loop("q", "0", count, str(n)) as q:
+        keep = first_lanes(w, w.sub(count, q), n)
         x = w.op(
-            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep(src, q)}, i32 4, {m} {keep}, {v} zeroinitializer)"
+            f"call {v} @llvm.masked.load.v{n}{suffix}.p0(ptr {w.gep(src, q, elem)}, i32 {align}, {m} {keep}, {v} zeroinitializer)"
         )
         w.do(
-            f"call void @llvm.masked.store.v{vw}f32.p0({v} {x}, ptr {w.gep(dst, q)}, i32 4, {m} {keep})"
+            f"call void @llvm.masked.store.v{n}{suffix}.p0({v} {x}, ptr {w.gep(dst, q, elem)}, i32 {align}, {m} {keep})"
         )
