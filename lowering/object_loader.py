@@ -12,7 +12,9 @@ a symbol out of a 32-bit reach goes through a stub or a GOT slot inside the mapp
 
 Anything else (another machine, a relocation type not listed, a section that needs
 running code at load time, thread-local storage) raises `Unsupported`, and the caller
-links with LLVM's MCJIT instead. Unwind tables (.eh_frame) are not loaded: nothing unwinds
+links with LLVM's MCJIT instead; a malformed object (truncated, a relocation outside its
+section), an undefined or twice-defined symbol raise `LinkError` (an `xrelay.Error` from
+the caller). Unwind tables (.eh_frame) are not loaded: nothing unwinds
 through this code.
 
 Why not MCJIT: a process that only runs models (an artifact loaded, or a model built by
@@ -49,6 +51,7 @@ _R_64, _R_PC32, _R_PLT32, _R_GOTPCREL, _R_32, _R_32S, _R_PC64 = 1, 2, 4, 9, 10, 
 _R_GOTOFF64, _R_GOTPC32, _R_GOT64, _R_GOTPCREL64, _R_GOTPC64, _R_PLTOFF64 = 25, 26, 27, 28, 29, 31
 _R_GOTPCRELX, _R_REX_GOTPCRELX = 41, 42
 _GOT_SYMBOL = "_GLOBAL_OFFSET_TABLE_"
+_WIDE = (_R_64, _R_PC64, _R_GOTOFF64, _R_GOT64, _R_GOTPCREL64, _R_GOTPC64, _R_PLTOFF64)
 _GOT_RELATIVE = (_R_GOTPCREL, _R_GOTPCRELX, _R_REX_GOTPCRELX)
 _SKIPPED = (".eh_frame",)  # allocated, but only unwinders read it
 # sections whose presence means code must run at load time
@@ -114,6 +117,13 @@ class _Object:
         return bool(s[2] & _SHF_ALLOC) and self.names[k] not in _SKIPPED
 
 
+def _parse(data: bytes) -> _Object:
+    try:
+        return _Object(data)
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError) as e:
+        raise LinkError(f"a malformed object ({e})") from None
+
+
 def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a if a > 1 else n
 
@@ -148,7 +158,7 @@ class LinkedCode:
     """Objects linked into this process; code stays mapped for as long as this lives."""
 
     def __init__(self, objects: Sequence[bytes], externals: Mapping[str, int]) -> None:
-        parsed = [_Object(data) for data in objects]
+        parsed = [_parse(data) for data in objects]
         # the layout: code sections, then (page-aligned) stubs for far calls, then data
         placed: dict[tuple[int, int], int] = {}  # (object, section) -> offset in the image
         size = 0
@@ -212,8 +222,10 @@ class LinkedCode:
             for target, entries in obj.relocations:
                 if (n, target) not in placed:
                     continue  # unwind tables, debug sections
-                where = base + placed[n, target]
+                where, size = base + placed[n, target], obj.sections[target][5]
                 for offset, symbol, kind, addend in entries:
+                    if offset + (8 if kind in _WIDE else 4) > size or symbol >= len(obj.symbols):
+                        raise LinkError("a malformed object (a relocation outside its section)")
                     value = self._resolve(obj, n, placed, symbol, externals)
                     self._relocate(where + offset, kind, value, addend, obj.symbols[symbol][0])
         if self._code_size and _PROCESS.mprotect(

@@ -5,6 +5,7 @@ LLVM itself."""
 from __future__ import annotations
 
 import ctypes
+import struct
 import subprocess
 import sys
 import threading
@@ -169,3 +170,26 @@ def test_a_strong_definition_replaces_a_weak_one(target):
         assert ctypes.CFUNCTYPE(ctypes.c_int32)(linked.address("pick"))() == 2
     with pytest.raises(object_loader.LinkError, match="'pick' is defined twice"):
         object_loader.LinkedCode([objects[0], objects[1], objects[1]], {})
+
+
+def test_a_malformed_object_is_a_link_error(target):
+    good = compile_worker.object_code(CALLEE, target)
+    truncated = good[: len(good) // 2]  # the section headers are past the end
+    with pytest.raises(object_loader.LinkError, match="malformed object"):
+        object_loader.LinkedCode([truncated], {})
+    # a relocation's offset moved past its section's end
+    caller = bytearray(compile_worker.object_code(CALLER, target))
+    obj = object_loader._Object(bytes(caller))
+    k = next(k for k, s in enumerate(obj.sections) if s[1] == 4)  # SHT_RELA
+    struct.pack_into("<Q", caller, obj.sections[k][4], 1 << 40)
+    with pytest.raises(object_loader.LinkError, match="relocation outside its section"):
+        object_loader.LinkedCode([bytes(caller)], {"callback": 1, "twice": 1, "counter": 1})
+
+
+def test_a_library_reports_a_link_error_as_an_xrelay_error(monkeypatch):
+    def fail(*args, **kwargs):
+        raise object_loader.LinkError("undefined symbol 'xr_missing'")
+
+    monkeypatch.setattr(object_loader, "LinkedCode", fail)
+    with pytest.raises(xrelay.Error, match="cannot link the compiled code: undefined symbol"):
+        xrelay.build(*xrelay.from_onnx(_model()), cache=False)
