@@ -47,8 +47,8 @@ def onnx_op(
     def register(fn: Converter) -> Converter:
         key = (_domain(domain), op_type)
         entries = CONVERTERS.setdefault(key, [])
-        start = _first_claimed(key, since)
-        for other_since, other in entries:
+        for other_since, other in entries:  # (an op's first converter looks nothing up)
+            start = _first_claimed(key, since)
             if _first_claimed(key, other_since) == start:
                 raise Error(
                     f"two converters for ONNX {_op_name(key)} from opset {start}: "
@@ -70,20 +70,29 @@ def _domain(domain: str) -> str:
 
 
 @cache
-def _introduced() -> dict[tuple[str, str], int]:
-    """(domain, op type) -> the opset version that introduced the op, for the ops the ONNX
-    standard defines."""
-    first: dict[tuple[str, str], int] = {}
-    for schema in onnx.defs.get_all_schemas_with_history():
-        key = (_domain(schema.domain), schema.name)
-        first[key] = min(first.get(key, schema.since_version), schema.since_version)
-    return first
+def _introduced(key: tuple[str, str]) -> int | None:
+    """The opset version that introduced op `key` (domain, op type) in the ONNX standard, or
+    None if the standard has no such op. Asked only for ops with two converters or more, and
+    schema by schema: the whole history (`get_all_schemas_with_history`) would hold 4 MB of
+    schema objects in every process that imports xrelay."""
+    domain, op_type = key
+    try:
+        version = onnx.defs.get_schema(op_type, domain=domain).since_version
+    except onnx.defs.SchemaError:
+        return None
+    while version > 1:  # step back through the op's versions
+        try:
+            version = onnx.defs.get_schema(op_type, version - 1, domain).since_version
+        except onnx.defs.SchemaError:
+            break
+    return version
 
 
 def _first_claimed(key: tuple[str, str], since: int) -> int:
     """The first opset a converter registered at `since` serves: no model has the op before
     the version that introduced it."""
-    return max(since, _introduced().get(key, since))
+    introduced = _introduced(key)
+    return since if introduced is None else max(since, introduced)
 
 
 def _op_name(key: tuple[str, str]) -> str:
