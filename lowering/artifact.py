@@ -21,7 +21,6 @@ machine lacks is an `xrelay.Error` saying which.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -48,6 +47,16 @@ READS = (1, 2)
 ABI = 1
 ALIGN = 64
 _PREFIX = struct.Struct("<8sQ32s")
+
+
+def sha256(data: bytes = b"") -> Any:
+    """hashlib.sha256(data), hashlib imported on first use: it loads OpenSSL's libcrypto,
+    3.6 MB of resident memory, which a process that builds and runs a model (and saves
+    or loads no artifact) does without. Every build hashes its model and weights with
+    `blake2b` (lowering/cache.py) instead."""
+    import hashlib
+
+    return hashlib.sha256(data)
 
 
 def xrelay_version() -> str:
@@ -148,9 +157,7 @@ def write(lib: Library, out: BinaryIO) -> None:
     objects, offset = [], 0
     for code in lib.objects:
         offset += _pad(offset)
-        objects.append(
-            {"offset": offset, "size": len(code), "sha256": hashlib.sha256(code).hexdigest()}
-        )
+        objects.append({"offset": offset, "size": len(code), "sha256": sha256(code).hexdigest()})
         offset += len(code)
     ir = None
     if lib.ir_z is not None:  # what export_library compiles (position-independent)
@@ -158,7 +165,7 @@ def write(lib: Library, out: BinaryIO) -> None:
         ir = {
             "offset": offset,
             "size": len(lib.ir_z),
-            "sha256": hashlib.sha256(lib.ir_z).hexdigest(),
+            "sha256": sha256(lib.ir_z).hexdigest(),
         }
         offset += len(lib.ir_z)
     layout = []
@@ -186,7 +193,7 @@ def write(lib: Library, out: BinaryIO) -> None:
         "unused_params": sorted(lib.unused_params),
     }
     text = json.dumps(header, sort_keys=True).encode()
-    out.write(_PREFIX.pack(MAGIC, len(text), hashlib.sha256(text).digest()))
+    out.write(_PREFIX.pack(MAGIC, len(text), sha256(text).digest()))
     out.write(text)
     base = _PREFIX.size + len(text)
     out.write(b"\0" * _pad(base))  # sections are relative to the 64-aligned data start
@@ -237,7 +244,7 @@ def _header(data: memoryview | bytes, where: str) -> tuple[dict[str, Any], int]:
     if magic != MAGIC:
         raise Error(f"{where}: not an xrelay artifact")
     text = bytes(data[_PREFIX.size : _PREFIX.size + length])
-    if len(text) != length or hashlib.sha256(text).digest() != digest:
+    if len(text) != length or sha256(text).digest() != digest:
         raise Error(f"{where}: the artifact's header is truncated or corrupt")
     try:
         header = json.loads(text)
@@ -295,13 +302,13 @@ def _unchecked_library(
     codes = []
     for entry in objects:
         code = bytes(data[start + entry["offset"] : start + entry["offset"] + entry["size"]])
-        if hashlib.sha256(code).hexdigest() != entry["sha256"]:
+        if sha256(code).hexdigest() != entry["sha256"]:
             raise Error(f"{where}: the artifact's object code is corrupt (checksum mismatch)")
         codes.append(code)
     ir_z = None
     if ir:
         ir_z = bytes(data[start + ir["offset"] : start + ir["offset"] + ir["size"]])
-        if hashlib.sha256(ir_z).hexdigest() != ir["sha256"]:
+        if sha256(ir_z).hexdigest() != ir["sha256"]:
             raise Error(f"{where}: the artifact's LLVM IR is corrupt (checksum mismatch)")
     params = {}
     for entry in header["params"]:

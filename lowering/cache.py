@@ -14,7 +14,6 @@ entries are removed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -26,6 +25,11 @@ import numpy as np
 from xrelay.errors import Error
 from xrelay.lowering import artifact
 from xrelay.lowering.jit import Library
+
+try:  # CPython's own BLAKE2: no OpenSSL (`artifact.sha256`) in a process that builds
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover (another interpreter)
+    from hashlib import blake2b
 
 SUFFIX = ".xrl"
 
@@ -45,7 +49,7 @@ def cache_dir() -> Path | None:
 def source_hash() -> str:
     """A hash of xrelay's own Python source (a changed lowering misses the cache)."""
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
+    digest = blake2b(digest_size=32)
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         if rel.parts[0] in ("tests", "bench") or "__pycache__" in rel.parts:
@@ -56,7 +60,7 @@ def source_hash() -> str:
 
 
 def key(module_text: str, params: Mapping[str, np.ndarray], options: Mapping[str, Any]) -> str:
-    digest = hashlib.sha256()
+    digest = blake2b(digest_size=32)
     head = {"options": dict(options), "versions": artifact.versions(), "source": source_hash()}
     digest.update(json.dumps(head, sort_keys=True, default=str).encode())
     digest.update(module_text.encode())

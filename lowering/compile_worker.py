@@ -27,7 +27,6 @@ the linked IR text, follows; 1: an error message follows), an 8-byte length, the
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
 import selectors
@@ -346,8 +345,14 @@ CACHE_BYTES = 16 << 20  # least recently used entries go beyond this
 CACHE_MIN_TEXT = 64 * 1024
 
 
+try:  # CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto, 3.6 MB of resident
+    from _blake2 import blake2b  # memory in every process that builds a model
+except ImportError:  # pragma: no cover (another interpreter)
+    from hashlib import blake2b
+
+
 def _key(ir_text: str, target: dict[str, Any]) -> bytes:
-    digest = hashlib.sha256(json.dumps(target, sort_keys=True).encode())
+    digest = blake2b(json.dumps(target, sort_keys=True).encode())
     digest.update(ir_text.encode())
     return digest.digest()
 
