@@ -143,7 +143,7 @@ class GemmSpec:
     `pixel_major` (f32 convolution, A its weight packed in `mpad` / NR panels of NR rows):
     the product runs as pixels x channels into a scratch, transposed back into C
     (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels or a window
-    wider than 3 x 3)."""
+    wider than 3 x 3, and for Winograd's products of few tiles, term by term)."""
 
     m: int = 0
     n: int = 0

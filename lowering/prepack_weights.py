@@ -60,6 +60,11 @@ def _row_major_groups(spec: GemmSpec) -> bool:
     )
 
 
+def _one_tap(spec: GemmSpec) -> bool:
+    """Is B read through a window of one tap (Winograd's products read their tiles so)?"""
+    return bool(spec.window) and tuple(spec.window[1]) == (1, 1)
+
+
 def _pixel_major(spec: GemmSpec, vw: int) -> bool:
     """Does a convolution's product (per_row) run pixel-major (kernels/gemm_pixel.py)?"""
     taps, strided = 1, False
@@ -80,11 +85,15 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         groups = 1
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
-        if groups == 1 and spec.per_row and not spec.group and _pixel_major(spec, nr // 2):
-            # few pixels or a wide window: the weight in NR-row panels (kernels/gemm_pixel.py)
-            pack = PackSpec(a_name, "a", spec.m, spec.k, panel=nr)
+        terms = groups == 1 or _one_tap(spec)  # a grouped convolution's stay packed
+        if terms and spec.per_row and not spec.group and _pixel_major(spec, nr // 2):
+            # few pixels or a wide window: the weight in NR-row panels (kernels/gemm_pixel.py),
+            # per group (Winograd's terms, winograd_convs.product_spec)
+            mpad = padded(spec.m, nr)
+            batch = tuple((c, mpad * spec.k if sa else 0, *rest) for c, sa, *rest in spec.batch)
+            pack = PackSpec(a_name, "a", spec.m, spec.k, groups=groups, panel=nr)
             pm = replace(
-                spec, a_packed=True, mpad=padded(spec.m, nr), pixel_major=True, direct=False
+                spec, a_packed=True, mpad=mpad, batch=batch, pixel_major=True, direct=False
             )
             return 0, pack, pm
         mr = row_height(nr // 2)

@@ -12,6 +12,10 @@ input channel instead of 9 (2.25 for m = 4, 4 for m = 2), plus the transforms, w
 read and write the data a few times: a convolution is rewritten only when it has at least
 `MIN_CHANNELS` input and output channels and, with the tile chosen, at least `MIN_TILES`
 tiles (the GEMM's columns). The tile is 4 unless too few tiles of 4 cover the output.
+Fewer tiles do where the products run pixel-major (`_few_tiles`: 16-float vectors and
+256 input channels or more, ResNet-50's last stages): their tiles are the micro-kernel's
+8-row tiles, not columns of its 32-wide panels, and the tile is the one with the fewest
+rows to compute.
 The channel floor depends on the GEMM's vector width (the pass's `vector_width` option):
 16-float products run about 1.4x faster than 8-float ones, so the transforms must be
 shared by more channels before they pay (measured on SqueezeNet's 16- to 48-channel 3x3
@@ -39,7 +43,7 @@ from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
 from xrelay.lowering.context import add_parameter, release
 from xrelay.lowering.jit import vector_width
-from xrelay.lowering.kernels.gemm import panel_width
+from xrelay.lowering.kernels.gemm import panel_width, row_height
 from xrelay.lowering.kernels.gemm_pixel import pixel_major_pays
 from xrelay.lowering.relay_to_linalg.builder import shape_of
 from xrelay.lowering.select_kernels import (
@@ -59,7 +63,7 @@ MIN_INPUT_CHANNELS = {8: {4: 16, 2: 64}, 16: {4: 32, 2: 64}}
 # every input channel for each of them); with the runtime's transforms DenseNet-121's
 # 128 -> 32 convolutions are faster by Winograd (34.2 -> 30.9 ms)
 MIN_OUTPUT_CHANNELS = {8: 16, 16: 32}
-MIN_TILES = 32  # tiles per term: the GEMM's columns
+MIN_TILES = 32  # tiles per term: the GEMM's columns (unless pixel-major: `_few_tiles`)
 # tiles per term at least for a convolution of one pixel-major panel of output channels
 # that pixel-major takes (`pixel_major_pays`: 32 channels, 16-float vectors); fewer,
 # pixel-major is faster (DenseNet-121's 128 -> 32 on 28 x 28, 49 tiles: 0.285 -> 0.23 ms;
@@ -90,6 +94,9 @@ def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
     thin = k <= panel_width(vector_width) and pixel_major_pays(
         k, oh * ow, c * 9, 9, False, vector_width
     )
+    few = None if thin else _few_tiles(c, k, oh, ow, vector_width)
+    if few is not None:
+        return few
     for m in sorted(winograd.TILES, reverse=True):
         tiles = n * winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
         if thin and tiles < THIN_MIN_TILES:
@@ -97,6 +104,25 @@ def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
         if tiles >= MIN_TILES and c >= MIN_INPUT_CHANNELS[vector_width][m]:
             return m
     return None
+
+
+def _few_tiles(c: int, k: int, oh: int, ow: int, vector_width: int) -> int | None:
+    """The tile whose products pixel-major takes (`pixel_major_pays` for the product's
+    shape: 16-float vectors, K = C of 256 or more, few tiles per image) at the fewest rows
+    computed (terms x tiles rounded up to the micro-kernel's MR), or None if neither
+    tile's products run pixel-major. Their tiles fill MR-row tiles, not NR-column panels,
+    so a few tiles are not wasted: ResNet-50's 512 -> 512 on 7 x 7 as F(2x2, 3x3), 16
+    tiles in 16 terms, 0.82 -> 0.67 ms against the direct convolution; its 256 -> 256 on
+    14 x 14 as F(4x4, 3x3), 16 tiles in 36 terms, 0.61 -> 0.47 against F(2x2) with 49
+    tiles in 32-column panels."""
+    rows = {}
+    for m in winograd.TILES:
+        per_image = winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
+        if c >= MIN_INPUT_CHANNELS[vector_width][m] and pixel_major_pays(
+            k, per_image, c, 1, False, vector_width
+        ):
+            rows[m] = (m + 2) ** 2 * -(-per_image // row_height(vector_width))
+    return min(rows, key=rows.__getitem__) if rows else None
 
 
 def product_spec(alpha2: int, n: int, c: int, k: int, th: int, tw: int) -> GemmSpec:
@@ -107,7 +133,9 @@ def product_spec(alpha2: int, n: int, c: int, k: int, th: int, tw: int) -> GemmS
     window = ((th, tw + 1), (1, 1), (1, 1), (1, 1), (0, 0), (th, tw))
     batch = [(alpha2, k * c, n * c * ld, n * k * tiles, 0), (n, 0, c * ld, k * tiles, 0)]
     batch = [loop for loop in batch if loop[0] > 1]
-    return GemmSpec(k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window)
+    return GemmSpec(
+        k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window, per_row=True
+    )
 
 
 def winograd_convs(module: ModuleOp, ctx: Context, vector_width: int = 8) -> int:

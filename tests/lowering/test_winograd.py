@@ -13,6 +13,7 @@ from xrelay.dialects import relay, winograd
 from xrelay.dialects.kernel import GemmSpec
 from xrelay.lowering import winograd_convs
 from xrelay.lowering.context import BuildContext
+from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.wrappers import batch_split
 
 from .jit_check import check_jit
@@ -142,6 +143,26 @@ def test_convolution_within_the_error_bound(tile, case):
     assert spec.a_packed  # the transformed weights, packed at build time
 
 
+@pytest.mark.skipif(vector_width() != 16, reason="pixel-major products need 16-float vectors")
+@pytest.mark.parametrize("tile", winograd.TILES)
+@pytest.mark.parametrize(
+    "case",
+    [
+        ((1, 256, 7, 7), 64, (1, 1, 1, 1)),  # 4 or 16 tiles: under MIN_TILES
+        ((2, 300, 6, 6), 40, (1, 1, 1, 1)),  # a batch, C over one KC block, K no panel multiple
+    ],
+    ids=lambda c: "x".join(map(str, c[0])) if isinstance(c, tuple) else None,
+)
+def test_few_tiles_run_pixel_major_within_the_error_bound(tile, case):
+    """Products of few tiles per image (and C of 256 or more) run pixel-major, one term
+    after another: the weights packed in 32-row panels per term."""
+    x_shape, k, pad = case
+    got, _, want, specs, scale = run_both(x_shape, k, pad, tile=tile)
+    assert np.abs(got - want).max() / scale < BOUND[tile]
+    (spec,) = specs
+    assert spec.pixel_major and spec.a_packed and spec.batch[0][0] == (tile + 2) ** 2
+
+
 @pytest.mark.parametrize(
     "epilogue",
     [("bn", "relu"), ("bias", "residual", "relu"), ("bn", "residual"), ("relu",), ("bias",)],
@@ -236,6 +257,23 @@ def test_one_panel_of_outputs_needs_many_tiles_at_sixteen_floats():
         (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
         assert winograd_convs.choose_tile(conv, 8) == 4
         assert winograd_convs.choose_tile(conv, 16) == tile16
+
+
+@pytest.mark.parametrize(
+    "hw, channels, tile16",
+    [
+        (7, 512, 2),  # 16 tiles in 16 terms (2 MR-row tiles): fewer rows than 4 tiles in 36
+        (14, 256, 4),  # 16 tiles in 36 terms against 49 (56 rows) in 16
+        (7, 128, None),  # C under the pixel-major product's 256: too few tiles
+    ],
+)
+def test_few_tiles_are_enough_when_the_product_runs_pixel_major(hw, channels, tile16):
+    """ResNet-50's last 3 x 3 convolutions: 8-float products stay direct (too few tiles)."""
+    shapes = [(1, channels, hw, hw), (channels, channels, 3, 3)]
+    mod = module(shapes, 1, lambda x, w: [relay.Conv2DOp(x, w, padding=[1, 1, 1, 1])])
+    (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]
+    assert winograd_convs.choose_tile(conv, 8) == (2 if hw == 14 else None)
+    assert winograd_convs.choose_tile(conv, 16) == tile16
 
 
 def test_the_pass_reads_its_vector_width():
