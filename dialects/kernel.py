@@ -143,7 +143,9 @@ class GemmSpec:
     `pixel_major` (f32 convolution, A its weight packed in `mpad` / NR panels of NR rows):
     the product runs as pixels x channels into a scratch, transposed back into C
     (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels or a window
-    wider than 3 x 3, and for Winograd's products of few tiles, term by term)."""
+    wider than 3 x 3, and for Winograd's products of few tiles, term by term).
+    `winograd`: the products of Winograd's terms (winograd_convs.product_spec: B the input
+    transform's tiles through a 1x1 window, A the transformed weights, a batch of terms)."""
 
     m: int = 0
     n: int = 0
@@ -175,6 +177,7 @@ class GemmSpec:
     window: tuple[tuple[int, ...], ...] = ()
     prologue: bool = False
     pixel_major: bool = False
+    winograd: bool = False
 
 
 @dataclass(frozen=True)

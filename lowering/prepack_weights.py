@@ -60,18 +60,13 @@ def _row_major_groups(spec: GemmSpec) -> bool:
     )
 
 
-def _one_tap(spec: GemmSpec) -> bool:
-    """Is B read through a window of one tap (Winograd's products read their tiles so)?"""
-    return bool(spec.window) and tuple(spec.window[1]) == (1, 1)
-
-
 def _pixel_major(spec: GemmSpec, vw: int) -> bool:
     """Does a convolution's product (per_row) run pixel-major (kernels/gemm_pixel.py)?"""
     taps, strided = 1, False
     if spec.window:
         (_, _), (kh, kw), strides, *_ = spec.window
         taps, strided = kh * kw, strides != (1, 1)
-    return pixel_major_pays(spec.m, spec.n, spec.k, taps, strided, vw)
+    return pixel_major_pays(spec.m, spec.n, spec.k, taps, strided, vw, winograd=spec.winograd)
 
 
 def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16):
@@ -85,7 +80,7 @@ def packing(spec: GemmSpec, a_name: str | None, b_name: str | None, nr: int = 16
         groups = 1
         for count, sa, *_ in spec.batch:
             groups *= count if sa else 1
-        terms = groups == 1 or _one_tap(spec)  # a grouped convolution's stay packed
+        terms = groups == 1 or spec.winograd  # a grouped convolution's stay packed
         if terms and spec.per_row and not spec.group and _pixel_major(spec, nr // 2):
             # few pixels or a wide window: the weight in NR-row panels (kernels/gemm_pixel.py),
             # per group (Winograd's terms, winograd_convs.product_spec)

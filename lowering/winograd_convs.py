@@ -12,8 +12,8 @@ input channel instead of 9 (2.25 for m = 4, 4 for m = 2), plus the transforms, w
 read and write the data a few times: a convolution is rewritten only when it has at least
 `MIN_CHANNELS` input and output channels and, with the tile chosen, at least `MIN_TILES`
 tiles (the GEMM's columns). The tile is 4 unless too few tiles of 4 cover the output.
-Fewer tiles do where the products run pixel-major (`_few_tiles`: 16-float vectors and
-256 input channels or more, ResNet-50's last stages): their tiles are the micro-kernel's
+Fewer tiles do where the products run pixel-major (`_few_tiles`: 16-float vectors, at
+most 256 tiles per image: ResNet-50's last stages): their tiles are the micro-kernel's
 8-row tiles, not columns of its 32-wide panels, and the tile is the one with the fewest
 rows to compute.
 The channel floor depends on the GEMM's vector width (the pass's `vector_width` option):
@@ -30,7 +30,7 @@ GEMM's epilogue (bias, batch norm, per-channel scale and shift, a residual add, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -108,7 +108,7 @@ def choose_tile(conv: relay.Conv2DOp, vector_width: int = 8) -> int | None:
 
 def _few_tiles(c: int, k: int, oh: int, ow: int, vector_width: int) -> int | None:
     """The tile whose products pixel-major takes (`pixel_major_pays` for the product's
-    shape: 16-float vectors, K = C of 256 or more, few tiles per image) at the fewest rows
+    shape: 16-float vectors, C at least `MIN_WINOGRAD_K`, few tiles per image) at the fewest rows
     computed (terms x tiles rounded up to the micro-kernel's MR), or None if neither
     tile's products run pixel-major. Their tiles fill MR-row tiles, not NR-column panels,
     so a few tiles are not wasted: ResNet-50's 512 -> 512 on 7 x 7 as F(2x2, 3x3), 16
@@ -119,7 +119,7 @@ def _few_tiles(c: int, k: int, oh: int, ow: int, vector_width: int) -> int | Non
     for m in winograd.TILES:
         per_image = winograd.tile_count(oh, m) * winograd.tile_count(ow, m)
         if c >= MIN_INPUT_CHANNELS[vector_width][m] and pixel_major_pays(
-            k, per_image, c, 1, False, vector_width
+            k, per_image, c, 1, False, vector_width, winograd=True
         ):
             rows[m] = (m + 2) ** 2 * -(-per_image // row_height(vector_width))
     return min(rows, key=rows.__getitem__) if rows else None
@@ -133,9 +133,8 @@ def product_spec(alpha2: int, n: int, c: int, k: int, th: int, tw: int) -> GemmS
     window = ((th, tw + 1), (1, 1), (1, 1), (1, 1), (0, 0), (th, tw))
     batch = [(alpha2, k * c, n * c * ld, n * k * tiles, 0), (n, 0, c * ld, k * tiles, 0)]
     batch = [loop for loop in batch if loop[0] > 1]
-    return GemmSpec(
-        k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window, per_row=True
-    )
+    spec = GemmSpec(k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window)
+    return replace(spec, per_row=True, winograd=True)
 
 
 def winograd_convs(module: ModuleOp, ctx: Context, vector_width: int = 8) -> int:

@@ -64,6 +64,10 @@ MIN_CHANNELS = 32  # output channels (one panel) at least
 # pixel-major; 128 -> 512 0.101 / 0.115; 256 -> 1024 on 14 x 14 even; 2048 -> 512 on 7 x 7
 # 0.51 / 0.42)
 MIN_POINTWISE_K = 256
+# Winograd's products (a term's K is the input channels; winograd-convs' floors come first):
+# same-process A/B of 256 against 32, whole models: SqueezeNet 3.18 -> 3.03 ms, ResNet-50
+# 29.6 -> 29.2, Inception v1 10.46 -> 10.15, DenseNet-121 22.6 -> 21.9, VGG-19 86.1 -> 80.8
+MIN_WINOGRAD_K = 32
 WIDE_WINDOW = 9  # taps: wider windows run pixel-major at any pixel count up to
 MAX_WINDOW_PIXELS = 4096  # (T, the partial sums' scratch, grows with the pixels)
 
@@ -74,7 +78,9 @@ def _padded(n: int, width: int) -> int:
     return -(-n // width) * width
 
 
-def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) -> bool:
+def pixel_major_pays(
+    m: int, n: int, k: int, taps: int, strided: bool, vw: int, winograd: bool = False
+) -> bool:
     """Is a convolution of `m` output channels, `n` pixels per image, K = `k` and `taps`
     window taps (all static) faster pixel-major on vector width `vw`? Few pixels that
     fill the 32-wide panels badly; a window with one panel of output channels (32), whose
@@ -84,10 +90,11 @@ def pixel_major_pays(m: int, n: int, k: int, taps: int, strided: bool, vw: int) 
     (Inception v1's 32 -> 96 5 x 5 convolution on 27 x 27: 0.49 -> 0.39 ms; 16 -> 32:
     0.139 -> 0.085). Not a strided 1x1 one: the packed path copies its input's every other
     value as cheaply, and reading it in place was slower (ResNet-50's 1024 -> 2048
-    projection 0.99 -> 1.05 ms); nor a 1x1 one with K under MIN_POINTWISE_K."""
+    projection 0.99 -> 1.05 ms); nor a 1x1 one with K under MIN_POINTWISE_K, nor (`winograd`)
+    Winograd's products with K under MIN_WINOGRAD_K."""
     if vw != 16 or min(m, n, k) <= 0 or m < MIN_CHANNELS:
         return False
-    if taps == 1 and (strided or k < MIN_POINTWISE_K):
+    if taps == 1 and (strided or k < (MIN_WINOGRAD_K if winograd else MIN_POINTWISE_K)):
         return False
     if taps > WIDE_WINDOW or (taps > 1 and m <= panel_width(vw)):
         return n <= MAX_WINDOW_PIXELS

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import xrelay
 from xrelay.dialects import relay
+from xrelay.lowering import winograd_convs
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels import gemm_pixel
 
@@ -21,6 +22,14 @@ from .test_kernels import F, module, specs_after_selection
 pytestmark = pytest.mark.skipif(
     vector_width() != 16, reason="pixel-major products need 16-float vectors (AVX-512)"
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_winograd(monkeypatch):
+    """The direct convolutions only: Winograd's tile choice (`_few_tiles`) follows what
+    pixel-major takes, so the packed-path runs below would compare two algorithms."""
+    monkeypatch.setattr(winograd_convs, "choose_tile", lambda conv, vector_width=8: None)
+
 
 CASES = [
     # data, weight, strides, padding (top, left, bottom, right), dilation

@@ -264,11 +264,13 @@ def test_one_panel_of_outputs_needs_many_tiles_at_sixteen_floats():
     [
         (7, 512, 2),  # 16 tiles in 16 terms (2 MR-row tiles): fewer rows than 4 tiles in 36
         (14, 256, 4),  # 16 tiles in 36 terms against 49 (56 rows) in 16
-        (7, 128, None),  # C under the pixel-major product's 256: too few tiles
+        (7, 128, 2),
+        (7, 16, None),  # too few input channels for either tile (and too few tiles)
     ],
 )
 def test_few_tiles_are_enough_when_the_product_runs_pixel_major(hw, channels, tile16):
-    """ResNet-50's last 3 x 3 convolutions: 8-float products stay direct (too few tiles)."""
+    """ResNet-50's last 3 x 3 convolutions: 8-float products stay direct on 7 x 7 (too few
+    tiles) and take F(2x2) on 14 x 14."""
     shapes = [(1, channels, hw, hw), (channels, channels, 3, 3)]
     mod = module(shapes, 1, lambda x, w: [relay.Conv2DOp(x, w, padding=[1, 1, 1, 1])])
     (conv,) = [op for op in mod.walk() if isinstance(op, relay.Conv2DOp)]

@@ -17,7 +17,7 @@
 // CHECK-DAG:   func.func private @[[IN]]({{.*}}#kernel.winograd<planes = 64, channels = 64, h = 32, w = 32, th = 8, tw = 8, top = 1, left = 1>
 // CHECK-DAG:   func.func private @[[OUT]]({{.*}}#kernel.winograd<output = true, planes = 32, channels = 32, h = 32, w = 32, th = 8, tw = 8, scale = true, shift = true, relu = true>
 // CHECK:       func.func private @[[G]]
-// CHECK-SAME:    #kernel.gemm<m = 32, n = 64, k = 64, rsa = 64, csa = 1, rsb = 64, csb = 1, ldc = 64, batch = {{\[}}[36, {{[0-9]+}}, 4608, 2048, 0]], per_row = true, a_packed = true, mpad = 36, window = {{\[}}[8, 9], [1, 1], [1, 1], [1, 1], [0, 0], [8, 8]]>
+// CHECK-SAME:    #kernel.gemm<m = 32, n = 64, k = 64, rsa = 64, csa = 1, rsb = 64, csb = 1, ldc = 64, batch = {{\[}}[36, {{[0-9]+}}, 4608, 2048, 0]], per_row = true, a_packed = true, mpad = 36, window = {{\[}}[8, 9], [1, 1], [1, 1], [1, 1], [0, 0], [8, 8]], winograd = true>
 func.func @main(%x: tensor<1x64x32x32xf32> {xrelay.name = "x"}, %w: tensor<32x64x3x3xf32> {xrelay.name = "w", xrelay.param}, %g: tensor<32xf32> {xrelay.name = "g", xrelay.param}, %b: tensor<32xf32> {xrelay.name = "b", xrelay.param}, %mu: tensor<32xf32> {xrelay.name = "mu", xrelay.param}, %var: tensor<32xf32> {xrelay.name = "var", xrelay.param}, %d: tensor<16x32768xf32> {xrelay.name = "d", xrelay.param}) -> tensor<1x16xf32> {
   %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x64x32x32xf32>, tensor<32x64x3x3xf32>) -> tensor<1x32x32x32xf32>
   %n = relay.nn.batch_norm %c, %g, %b, %mu, %var : (tensor<1x32x32x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x32x32xf32>
