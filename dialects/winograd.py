@@ -71,11 +71,22 @@ def tile_count(size: int, m: int) -> int:
     return -(-size // m)
 
 
+TRANSFORM_CHUNK = 1 << 14  # (output, input) channel pairs per step of transform_weight
+
+
 def transform_weight(weight: np.ndarray, m: int) -> np.ndarray:
     """OIHW 3x3 weights [K, C, 3, 3] -> G g G^T per (output, input) channel pair, laid out
-    as the batched product's left operand [alpha^2, K, C] (f32, computed in f64)."""
+    as the batched product's left operand [alpha^2, K, C] (f32, computed in f64). A few
+    output channels at a time: the f64 intermediates of a whole 512 x 512 weight are about
+    100 MB, which were the peak of ResNet-50's build."""
     g = filter_transform(m)
     k, c = weight.shape[:2]
-    rows = np.tensordot(np.asarray(weight, np.float64), g, axes=([3], [1]))  # K, C, 3, b
-    u = np.tensordot(g, rows, axes=([1], [2]))  # a, K, C, b
-    return np.ascontiguousarray(u.transpose(0, 3, 1, 2).reshape(-1, k, c), np.float32)
+    alpha = g.shape[0]
+    out = np.empty((alpha * alpha, k, c), np.float32)
+    step = max(1, TRANSFORM_CHUNK // max(c, 1))
+    for k0 in range(0, k, step):
+        part = np.asarray(weight[k0 : k0 + step], np.float64)
+        rows = np.tensordot(part, g, axes=([3], [1]))  # k, C, 3, b
+        u = np.tensordot(g, rows, axes=([1], [2]))  # a, k, C, b
+        out[:, k0 : k0 + step] = u.transpose(0, 3, 1, 2).reshape(alpha * alpha, -1, c)
+    return out
