@@ -24,12 +24,8 @@ from typing import Any
 import numpy as np
 from xrelay.errors import Error
 from xrelay.lowering import artifact
+from xrelay.lowering.compile_worker import blake2b  # CPython's own: no OpenSSL
 from xrelay.lowering.jit import Library
-
-try:  # CPython's own BLAKE2: no OpenSSL (`artifact.sha256`) in a process that builds
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover (another interpreter)
-    from hashlib import blake2b
 
 SUFFIX = ".xrl"
 

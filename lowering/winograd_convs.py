@@ -30,7 +30,7 @@ GEMM's epilogue (bias, batch norm, per-channel scale and shift, a residual add, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -133,8 +133,10 @@ def product_spec(alpha2: int, n: int, c: int, k: int, th: int, tw: int) -> GemmS
     window = ((th, tw + 1), (1, 1), (1, 1), (1, 1), (0, 0), (th, tw))
     batch = [(alpha2, k * c, n * c * ld, n * k * tiles, 0), (n, 0, c * ld, k * tiles, 0)]
     batch = [loop for loop in batch if loop[0] > 1]
-    spec = GemmSpec(k, tiles, c, c, 1, tiles, 1, tiles, batch=tuple(batch), window=window)
-    return replace(spec, per_row=True, winograd=True)
+    return GemmSpec(
+        k, tiles, c, c, 1, tiles, 1, tiles,
+        batch=tuple(batch), window=window, per_row=True, winograd=True,
+    )  # fmt: skip
 
 
 def winograd_convs(module: ModuleOp, ctx: Context, vector_width: int = 8) -> int:

@@ -47,8 +47,8 @@ def onnx_op(
     def register(fn: Converter) -> Converter:
         key = (_domain(domain), op_type)
         entries = CONVERTERS.setdefault(key, [])
-        for other_since, other in entries:  # (an op's first converter looks nothing up)
-            start = _first_claimed(key, since)
+        start = _first_claimed(key, since) if entries else since  # (the first looks nothing up)
+        for other_since, other in entries:
             if _first_claimed(key, other_since) == start:
                 raise Error(
                     f"two converters for ONNX {_op_name(key)} from opset {start}: "
