@@ -74,15 +74,18 @@ def tile_count(size: int, m: int) -> int:
 TRANSFORM_CHUNK = 1 << 14  # (output, input) channel pairs per step of transform_weight
 
 
-def transform_weight(weight: np.ndarray, m: int) -> np.ndarray:
+def transform_weight(weight: np.ndarray, m: int, out: np.ndarray | None = None) -> np.ndarray:
     """OIHW 3x3 weights [K, C, 3, 3] -> G g G^T per (output, input) channel pair, laid out
     as the batched product's left operand [alpha^2, K, C] (f32, computed in f64). A few
     output channels at a time: the f64 intermediates of a whole 512 x 512 weight are about
-    100 MB, which were the peak of ResNet-50's build."""
+    100 MB, which were the peak of ResNet-50's build. Written into `out` (alpha^2 K C f32
+    values; a new array when None)."""
     g = filter_transform(m)
     k, c = weight.shape[:2]
     alpha = g.shape[0]
-    out = np.empty((alpha * alpha, k, c), np.float32)
+    if out is None:
+        out = np.empty((alpha * alpha, k, c), np.float32)
+    out = out.reshape(alpha * alpha, k, c)
     step = max(1, TRANSFORM_CHUNK // max(c, 1))
     for k0 in range(0, k, step):
         part = np.asarray(weight[k0 : k0 + step], np.float64)

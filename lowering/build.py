@@ -3,6 +3,7 @@ on a copy of the module, JIT-compile the result."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import threading
@@ -66,6 +67,34 @@ def frozen_heap(compile_fn: Callable[..., Library]) -> Callable[..., Library]:
             gc.unfreeze()
 
     return frozen
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, or None (another C library)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def trimmed_heap(compile_fn: Callable[..., Library]) -> Callable[..., Library]:
+    """`compile_fn`, then the heap pages it freed (the passes' IR, Winograd's and the
+    packing's intermediates) handed back to the system: malloc keeps freed pages inside
+    its heap, where they stay resident. SqueezeNet 1.1's serving process 95.9 -> 94.7 MB,
+    Inception v1's 150.4 -> 142.5 (bench/memory.py); well under 1 ms."""
+
+    @functools.wraps(compile_fn)
+    def trimmed(*args: Any, **kwargs: Any) -> Library:
+        try:
+            return compile_fn(*args, **kwargs)
+        finally:
+            if _TRIM is not None:
+                _TRIM(0)
+
+    return trimmed
 
 
 def build(
@@ -146,6 +175,7 @@ def one_at_a_time(compile_fn: Callable[..., Library]) -> Callable[..., Library]:
 
 
 @one_at_a_time
+@trimmed_heap
 @frozen_heap
 def _compile(
     module: ModuleOp,

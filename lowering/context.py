@@ -50,6 +50,32 @@ def release(ctx: Context, name: str) -> None:
         ctx.params[name] = np.broadcast_to(np.zeros((), old.dtype), old.shape)
 
 
+# the first byte of every parameter a build adds: numpy's large arrays start 16 bytes past
+# a page (malloc's header), so each 64-byte vector load of a packed weight read two cache
+# lines (512 -> 1000 1x1 on 13 x 13, one thread: 1.28 -> 1.22 ms; SqueezeNet 1.1 3.03 ->
+# 2.98 ms)
+ALIGNMENT = 64
+
+
+def aligned_empty(size: int, dtype: Any) -> np.ndarray:
+    """An uninitialized flat array of `size` values whose data starts on an ALIGNMENT-byte
+    boundary (what the packing writes its weights into)."""
+    dtype = np.dtype(dtype)
+    raw = np.empty(size * dtype.itemsize + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start : start + size * dtype.itemsize].view(dtype)
+
+
+def aligned(array: np.ndarray) -> np.ndarray:
+    """`array` (C-contiguous) if its data starts on an ALIGNMENT-byte boundary, else an
+    aligned copy."""
+    if array.ctypes.data % ALIGNMENT == 0:
+        return array
+    out = aligned_empty(array.size, array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
 def add_parameter(
     fn: func.FuncOp,
     ctx: Context,
@@ -70,6 +96,7 @@ def add_parameter(
     )
     if isinstance(ctx, BuildContext):
         array = np.ascontiguousarray(make(), numpy_dtype(t.element_type))
+        array = aligned(array)
         assert array.shape == tuple(t.get_shape()), (array.shape, t)
         ctx.params[name] = array
     return arg

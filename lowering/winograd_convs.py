@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, f32
@@ -41,7 +42,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xrelay.dialects import relay, winograd
 from xrelay.dialects.kernel import GemmSpec
 from xrelay.errors import Error
-from xrelay.lowering.context import add_parameter, release
+from xrelay.lowering.context import add_parameter, aligned_empty, release
 from xrelay.lowering.jit import vector_width
 from xrelay.lowering.kernels.gemm import panel_width, row_height
 from xrelay.lowering.kernels.gemm_pixel import pixel_major_pays
@@ -159,7 +160,9 @@ def winograd_convs(module: ModuleOp, ctx: Context, vector_width: int = 8) -> int
                     ctx,
                     f"{source}.winograd{m}",
                     TensorType(f32, [alpha2, k, c]),
-                    lambda s=source, m=m: winograd.transform_weight(ctx.params[s], m),
+                    lambda s=source, m=m, size=alpha2 * k * c: winograd.transform_weight(
+                        ctx.params[s], m, aligned_empty(size, np.float32)
+                    ),
                     {WINOGRAD_ATTR: StringAttr(source)},
                 )
             u = transformed[key]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from xrelay.dialects.kernel import PackSpec
+from xrelay.lowering.context import aligned_empty
 from xrelay.lowering.kernels.gemm import KC
 
 IKC = 512  # the 8-bit GEMM's K block in values (a 32-column panel of B: 16 KB of words)
@@ -17,12 +18,14 @@ def padded(rows: int, width: int) -> int:
     return -(-rows // width) * width
 
 
-def pack_panels(mat: np.ndarray, width: int) -> np.ndarray:
+def pack_panels(mat: np.ndarray, width: int, out: np.ndarray | None = None) -> np.ndarray:
     """[R, K] -> the flat packed layout, size padded(R, width) * K, written in place (no
-    padded or per-block copies of the whole weight: the build's peak memory)."""
+    padded or per-block copies of the whole weight: the build's peak memory) into `out`
+    (a new aligned array when None)."""
     rows, k = mat.shape
     rpad = padded(rows, width)
-    out = np.empty(rpad * k, np.float32)
+    if out is None:
+        out = aligned_empty(rpad * k, np.float32)
     whole, rest = divmod(rows, width)
     offset = 0
     for pc in range(0, k, KC):
@@ -44,9 +47,11 @@ def pack_weight(source: np.ndarray, spec: PackSpec) -> np.ndarray:
     source = np.asarray(source, np.float32)
     if spec.operand == "a":  # conv weights [O, C/g, kh, kw] -> per group [O/g, K]
         groups = source.reshape(spec.groups, spec.rows, spec.k)
-        if spec.groups == 1:
-            return pack_panels(groups[0], spec.panel)
-        return np.concatenate([pack_panels(g, spec.panel) for g in groups])
+        size = padded(spec.rows, spec.panel) * spec.k
+        out = aligned_empty(spec.groups * size, np.float32)
+        for i, g in enumerate(groups):  # in place: a concatenation held the weight twice
+            pack_panels(g, spec.panel, out[i * size : (i + 1) * size])
+        return out
     # B's columns as rows: [N, K] (from [K, N] when `transpose`; a 1x1 convolution's
     # weight [O, C, 1, 1] is [N, K] too)
     mat = source.reshape(spec.k, -1).T if spec.transpose else source.reshape(-1, spec.k)
