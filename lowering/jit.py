@@ -137,9 +137,10 @@ def resolve_target(target_cpu: str | None) -> dict[str, Any]:
 
 def vector_width(target: dict[str, Any] | None = None) -> int:
     """Floats per vector register the kernels use for `target` (the host by default):
-    16 with AVX-512, else 8."""
+    16 with AVX-512 (F and DQ: the max pools' vrangeps; every AVX-512 CPU but Xeon Phi
+    has both), else 8."""
     features = (target or resolve_target(None))["features"]
-    return 16 if "avx512f" in features else 8
+    return 16 if {"avx512f", "avx512dq"} <= set(features) else 8
 
 
 def int_group(target: dict[str, Any] | None = None, vw: int | None = None) -> int:
