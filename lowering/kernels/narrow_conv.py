@@ -13,7 +13,8 @@ A unit of work is an image, a group and a block of OB of its OG output channels.
   reach); with column stride 2 each padded row is stored as its two phases, the even and
   the odd columns (padded.py), so every tap of a vector of outputs is one contiguous
   load. A thread copies a group once for all its consecutive units of that group;
-- for each output row, one or two vectors of it at a time: each tap (c, i, j) is one load,
+- for each output row, one or two vectors of it at a time (its last step only as many
+  as are left): each tap (c, i, j) is one load,
   multiplied into the OB channels' sums with the tap's weights (fused multiply-adds, the
   weights broadcast; for a depthwise convolution once per unit), then the epilogue
   y = acc * scale[o] + shift[o] (+ residual), relu, and one (masked) store per vector.
@@ -114,9 +115,11 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                 [[weight(b, t) for t in range(taps)] for b in range(ob)] if keep_weights else None
             )
 
-            def tap(accs: list[list[str]], c: int, ti: str, first: str) -> None:
+            def tap(accs: list[list[str]], c: int, ti: str, first: str, oy: str, ox: str) -> None:
                 """Window row `ti` of input channel c (its taps' weights from index
-                `first` on) into the sums `accs`, in place."""
+                `first` on) into the sums `accs` (a vector each of len(accs[0]) along the
+                output row from ox), in place."""
+                pairs = len(accs[0])
                 r = w.add(w.mul(oy, str(spec.sh)), w.mul(ti, str(spec.dh)))
                 row = w.gep(buf, w.add(w.mul(r, str(wb)), str(c * plane)))
                 for tj in range(spec.kw):
@@ -145,10 +148,9 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                 if spec.shift:
                     shifts.append(splat(w, w.op(f"load float, ptr {w.gep('%sh', o)}"), vw, "float"))
             out0 = w.mul(w.add(w.mul(image, str(o_all)), first_o), str(plane_out))
-            with (
-                w.loop("oy", "0", str(spec.oh)) as oy,
-                w.loop("ox", "0", str(spec.ow), str(pairs * vw)) as ox,
-            ):
+
+            def step(oy: str, ox: str, pairs: int) -> None:
+                """Outputs [ox, ox + pairs * vw) of row oy (the last vector masked)."""
                 if rolled:  # the window's rows a loop, the sums in variables
                     sums = [[w.var(v, "zeroinitializer", "acc") for _ in range(pairs)]
                             for _ in range(ob)]  # fmt: skip
@@ -156,7 +158,7 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                         accs = [[w.get(a) for a in row] for row in sums]
                         for c in range(spec.cg):
                             first = w.add(str(c * spec.kh * spec.kw), w.mul(ti, str(spec.kw)))
-                            tap(accs, c, ti, first)
+                            tap(accs, c, ti, first, oy, ox)
                         for row, values in zip(sums, accs):
                             for a, value in zip(row, values):
                                 w.set(a, value)
@@ -165,7 +167,7 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                     accs = [["zeroinitializer"] * pairs for _ in range(ob)]
                     for c in range(spec.cg):
                         for ti in range(spec.kh):
-                            tap(accs, c, str(ti), str((c * spec.kh + ti) * spec.kw))
+                            tap(accs, c, str(ti), str((c * spec.kh + ti) * spec.kw), oy, ox)
                 for q in range(pairs):
                     col = w.add(ox, str(q * vw))
                     keep = first_lanes(w, w.sub(str(spec.ow), col), vw)
@@ -175,6 +177,19 @@ def part(w: Writer, name: str, spec: NarrowConvSpec, vw: int, registers: int = 3
                         shift = shifts[b] if spec.shift else None
                         scale = scales[b] if spec.scale else None
                         epilogue.store(w, vw, accs[b][q], where, keep, spec, scale, shift)
+
+            # whole steps of `pairs` vectors, then the rest of the row in one step of as
+            # many as it needs (a step of two over the end computed a masked vector for
+            # nothing: ResNet-50's 7 x 7 stem, 112 columns, 1.08 -> 0.98 ms; 3 x 3 on 224
+            # 0.417 -> 0.397)
+            full = spec.ow // (pairs * vw) * pairs * vw
+            rest = -(-(spec.ow - full) // vw)
+            with w.loop("oy", "0", str(spec.oh)) as oy:
+                if full:
+                    with w.loop("ox", "0", str(full), str(pairs * vw)) as ox:
+                        step(oy, ox, pairs)
+                if rest:
+                    step(oy, str(full), rest)
         w.do(f"call void @free(ptr {buf})")
 
 

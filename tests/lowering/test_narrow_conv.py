@@ -33,6 +33,7 @@ CASES = [
     ((1, 3, 23, 21), (8, 3, 7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),  # ResNet's stem
     ((2, 6, 9, 33), (18, 2, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),  # 2 in, blocks of 6
     ((1, 8, 6, 17), (4, 4, 1, 1), (1, 2), (0, 0, 0, 0), (1, 1), 2),  # 4 in, 1x1
+    ((1, 3, 5, 56), (8, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # rows of 3.5 vectors
 ]
 
 
@@ -161,3 +162,19 @@ def test_eight_float_vectors(case):
     atol = 1e-5 * max(1.0, float(np.abs(want).max()))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol)
     assert narrow_specs(mod)
+
+
+@pytest.mark.parametrize(("ow", "stores"), [(112, 3), (64, 2), (56, 4), (20, 2)])
+def test_a_row_s_last_step_computes_only_the_vectors_left(ow, stores):
+    """Rows go two vectors at a time, then the rest in one step of as many as are left:
+    112 columns are 3 steps of 2 and one of 1 (a fourth step of 2 computed a masked
+    vector for nothing), 64 two steps of 2, 56 one of 2 and one of 2, 20 one of 2. The
+    stores of one output channel block (8 channels) in the kernel's text: 8 per vector of
+    a step, each step emitted once."""
+    from xrelay.lowering.kernels import narrow_conv
+
+    spec = NarrowConvSpec(cg=3, og=8, h=ow, w=ow, oh=4, ow=ow, kh=3, kw=3, pt=1, pl=1)
+    text = narrow_conv.runtime_ir({"c": spec}, threads=False, vw=16)
+    body = text[text.index("@c.conv_part(") :]
+    body = body[: body.index("\n}")]
+    assert body.count("@llvm.masked.store") == 8 * stores
