@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, floor
 
 # the optional vectors' parameters, in the declaration's argument order
 OPTIONAL = ("%sc", "%sh", "%res")
@@ -37,7 +37,7 @@ def store(
         )
         value = w.op(f"fadd {v} {value}, {res}")
     if spec.relu:
-        value = w.op(f"call {v} @llvm.maximum.v{vw}f32({v} {value}, {v} zeroinitializer)")
+        value = floor(w, v, value, "zeroinitializer", "zeroinitializer")
     w.do(
         f"call void @llvm.masked.store.v{vw}f32.p0({v} {value}, ptr {w.gep('%y', at)}, i32 4, {m} {keep})"
     )

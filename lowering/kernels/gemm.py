@@ -50,7 +50,7 @@ from collections.abc import Callable
 from xrelay.errors import Error
 from xrelay.lowering.kernels.conv_pack import GEO, pack_conv
 from xrelay.lowering.kernels.conv_pack import HEADER as CONV_HEADER
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, floor, floor_zero
 from xrelay.lowering.kernels.parallel import launch, team, unpack
 
 MR_AVX2, MR_AVX512 = 6, 8  # micro-kernel rows: see row_height
@@ -253,14 +253,13 @@ def _finish(w: Writer, vw: int, accs, rows: list[str], cols: Columns) -> None:
     """The micro-kernel's end: earlier K blocks' partial sums added (%acc), the epilogue
     (%epi), the tile stored."""
     v, height = vec(vw), len(rows)
-    maximum = f"@llvm.maximum.v{vw}f32"
     with w.if_(w.op("icmp ne i64 %acc, 0")):
         for r in range(height):
             for j in range(2):
                 old = cols.load(rows[r], j)
                 w.set(accs[r][j], w.op(f"fadd {v} {w.get(accs[r][j])}, {old}"))
     with w.if_(w.op("icmp ne i64 %epi, 0")):
-        lo = splat(w, "%lo", vw)
+        lo, zero = splat(w, "%lo", vw), splat(w, floor_zero(w, "%lo"), vw)
         scol = [cols.load("%scol", j, "@xr_ones") for j in range(2)]
         tcol = [cols.load("%tcol", j, "@xr_zeros") for j in range(2)]
         for r in range(height):
@@ -273,8 +272,7 @@ def _finish(w: Writer, vw: int, accs, rows: list[str], cols: Columns) -> None:
                 x = w.op(f"fadd {v} {x}, {t}")
                 x = w.op(f"fadd {v} {x}, {tcol[j]}")
                 x = w.op(f"fadd {v} {x}, {cols.load(res_row, j, '@xr_zeros')}")
-                x = w.op(f"call {v} {maximum}({v} {x}, {v} {lo})")
-                w.set(accs[r][j], x)
+                w.set(accs[r][j], floor(w, v, x, lo, zero))
     for r in range(height):
         for j in range(2):
             cols.store(w.get(accs[r][j]), rows[r], j)
@@ -297,7 +295,7 @@ def edge_tile(w: Writer, NR: int) -> None:
     with w.function("void", "@xr_edge", params):
         acc = w.op("icmp ne i64 %acc, 0")
         epi = w.op("icmp ne i64 %epi, 0")
-        lo = splat(w, "%lo", vw)
+        lo, zero = splat(w, "%lo", vw), splat(w, floor_zero(w, "%lo"), vw)
         nr32 = w.op("trunc i64 %nr to i32")
         limit = w.op(f"insertelement {iv} poison, i32 {nr32}, i64 0")
         limit = w.op(f"shufflevector {iv} {limit}, {iv} poison, {iv} zeroinitializer")
@@ -321,7 +319,7 @@ def edge_tile(w: Writer, NR: int) -> None:
                     y = w.op(f"fadd {v} {y}, {t_row}")
                     y = w.op(f"fadd {v} {y}, {masked_load(w.gep('%tcol', o), mask)}")
                     y = w.op(f"fadd {v} {y}, {masked_load(w.gep(res_row, o), mask)}")
-                    w.set(x, w.op(f"call {v} @llvm.maximum.v{vw}f32({v} {y}, {v} {lo})"))
+                    w.set(x, floor(w, v, y, lo, zero))
                 w.do(
                     f"call void @llvm.masked.store.v{vw}f32.p0({v} {w.get(x)}, ptr {w.gep(row, o)}, i32 4, {m} {mask})"
                 )
@@ -353,9 +351,8 @@ def pack(w: Writer, name: str, width: int, prologue: bool = False) -> None:
         if lanes > 1:
             s, t = splat(w, s, lanes), splat(w, t, lanes)
         y = w.op(f"fadd {ty} {w.op(f'fmul {ty} {x}, {s}')}, {t}")
-        suffix = f"v{lanes}f32" if lanes > 1 else "f32"
         zero = "zeroinitializer" if lanes > 1 else "0.0"
-        return w.op(f"call {ty} @llvm.maximum.{suffix}({ty} {y}, {ty} {zero})")
+        return floor(w, ty, y, zero, zero)
 
     assert not prologue or width % 8 == 0
     with w.function("void", name, params):
@@ -459,6 +456,7 @@ class Epilogue:
         self.ldr = w.op(f"select i1 {w.op('icmp eq ptr %res, null')}, i64 0, i64 %ldr")
         relu = w.op("icmp ne i64 %relu, 0")
         self.lo = w.op(f"select i1 {relu}, float 0.0, float {NEG_INF}")
+        self.zero = w.op(f"select i1 {relu}, float 0.0, float -0.0")  # (irtext.floor)
 
     def at(self, i: str, j: str) -> str:
         """The epilogue arguments for the tile whose first element is C[i, j]."""
@@ -717,7 +715,7 @@ def scalar_epilogue_at(w: Writer, ep: Epilogue, v: str, i: str, j: str) -> str:
     v = w.op(f"fadd float {v}, {load('trow', i)}")
     v = w.op(f"fadd float {v}, {load('tcol', j)}")
     v = w.op(f"fadd float {v}, {load('res', w.add(w.mul(i, ep.ldr), j))}")
-    return w.op(f"call float @llvm.maximum.f32(float {v}, float {ep.lo})")
+    return floor(w, "float", v, ep.lo, ep.zero)
 
 
 def serial_entry(w: Writer) -> None:

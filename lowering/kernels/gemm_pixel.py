@@ -52,7 +52,7 @@ from xrelay.lowering.kernels.gemm import (
     split_entry,
     transpose8,
 )
-from xrelay.lowering.kernels.irtext import Writer, copy_values
+from xrelay.lowering.kernels.irtext import Writer, copy_values, floor
 
 MAX_PIXELS = 256  # pixels per image at most (14 x 14: 196)
 # the 32-column panels' rows computed over the 8-row panels' at least: 49 pixels 64 / 56,
@@ -128,7 +128,7 @@ def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
     ]
     rows_only = w.op(f"and i1 {w.op(f'and i1 {identity[0]}, {identity[1]}')}, {identity[2]}")
     relu = w.op(f"fcmp oeq float {ep.lo}, 0.0")
-    lo = splat(w, ep.lo, 8)
+    lo, zero = splat(w, ep.lo, 8), splat(w, ep.zero, 8)
     last = w.sub("%M", "1")
 
     def blocks(kind: str) -> None:
@@ -165,14 +165,12 @@ def _transposed_store(w: Writer, ep: Epilogue, t: str, ldt: str) -> None:
                             y = w.op(f"fadd {V8} {y}, {tcol}")
                             at = w.mul(w.add(w.mul(o, ep.ldr), p0), r_step)
                             y = w.op(f"fadd {V8} {y}, {masked_load(w.gep(r_base, at), mask)}")
-                            y = w.op(f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} {lo})")
+                            y = floor(w, V8, y, lo, zero)
                         else:
                             y = w.op(f"fadd {V8} {y}, {shift[q]}")
                             y = w.op(f"fadd {V8} {y}, zeroinitializer")
                             if kind == "relu":
-                                y = w.op(
-                                    f"call {V8} @llvm.maximum.v8f32({V8} {y}, {V8} zeroinitializer)"
-                                )
+                                y = floor(w, V8, y, "zeroinitializer", "zeroinitializer")
                         dst = w.gep("%c", w.add(w.mul(o, "%ldc"), p0))
                         w.do(
                             f"call void @llvm.masked.store.v8f32.p0({V8} {y}, ptr {dst}, i32 4, {M8} {mask})"

@@ -164,6 +164,24 @@ def splat(w: Writer, value: str, n: int, elem: str) -> str:
     )
 
 
+def floor(w: Writer, ty: str, x: str, lo: str, zero: str) -> str:
+    """llvm.maximum(x, lo) (`ty`: float or a vector of floats) for a floor `lo` that is no
+    NaN (relu's 0, or -inf for none) in two instructions instead of maximum's six: the
+    ordered select, x86's max (a NaN x or a tie gives x), then + `zero`, +0.0 where lo is
+    +0.0 (a tie of -0 with +0 becomes +0: maximum orders -0 below +0) and -0.0 otherwise
+    (x + -0.0 is x for every x, -0 and NaN included). `floor_zero` gives `zero` for a
+    run-time floor."""
+    cond = "i1" if ty == "float" else ty.replace("float", "i1")
+    above = w.op(f"fcmp ogt {ty} {lo}, {x}")
+    return w.op(f"fadd {ty} {w.op(f'select {cond} {above}, {ty} {lo}, {ty} {x}')}, {zero}")
+
+
+def floor_zero(w: Writer, lo: str) -> str:
+    """The float `floor` adds for the run-time floor `lo`: +0.0 if lo is +0.0, else -0.0."""
+    positive_zero = w.op(f"icmp eq i32 {w.op(f'bitcast float {lo} to i32')}, 0")
+    return w.op(f"select i1 {positive_zero}, float 0.0, float -0.0")
+
+
 def first_lanes(w: Writer, count: str, n: int) -> str:
     """The <n x i1> mask of lanes below `count` (an i64: none when negative, all from n)."""
     bound = w.op(f"trunc i64 {w.min(count, str(n))} to i32")
