@@ -13,8 +13,8 @@ the padding: the padding never wins), then the window's columns are reduced out 
 values are kept; other strides value by value). The row buffer stays in L1, so each input
 value is read once per window row and each output written once: the linalg lowering's two
 passes wrote and read back partial rows, and their padding's columns a cache line per row.
-`llvm.maximum` as in the lowering (NaN wins; with 16-float vectors a plane without NaNs
-uses vrangeps, the same maxima in one instruction). An average pool sums instead (the padding
+`llvm.maximum` as in the lowering (NaN wins; with 16-float vectors vrangeps, the same
+maxima in one instruction, and a plane with a NaN redone). An average pool sums instead (the padding
 adds 0) and divides each sum by its divisor d[oy * OW + ox] (the lowering's: the taps on
 the input, and on the padding with count_include_pad), as the lowering's separable passes
 do (d is unused by a max pool). From PARALLEL_MIN outputs the planes are split over the
@@ -71,31 +71,18 @@ RANGE_IR = (
 )
 
 
-def _no_nan(w: Writer, xp: str, n: str, vw: int) -> str:
-    """An i1: none of the `n` values at xp is a NaN (one pass of unordered compares)."""
-    v, m = f"<{vw} x float>", f"<{vw} x i1>"
-    seen = w.var(m, "zeroinitializer", "nan")
-    full = w.mul(w.op(f"sdiv i64 {n}, {vw}"), str(vw))
-    with w.loop("s", "0", full, str(vw)) as s:
-        x = w.op(f"load {v}, ptr {w.gep(xp, s)}, align 4")
-        w.set(seen, w.op(f"or {m} {w.get(seen)}, {w.op(f'fcmp uno {v} {x}, {x}')}"))
-    keep = first_lanes(w, w.sub(n, full), vw)
-    x = w.op(
-        f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep(xp, full)}, i32 4, {m} {keep}, {v} zeroinitializer)"
-    )
-    last = w.op(f"or {m} {w.get(seen)}, {w.op(f'fcmp uno {v} {x}, {x}')}")
-    return w.op(f"icmp eq i{vw} {w.op(f'bitcast {m} {last} to i{vw}')}, 0")
-
-
 def part(w: Writer, vw: int, kind: Window) -> None:
     """Emit `name(kind)`_part: the pool on planes [%p0, %p1). Output rows whose window
-    rows all lie inside the input load them unconditionally (the rest test each row). With
-    16-float vectors a max pool checks each plane for NaNs first: a plane without one
-    takes its maxima with vrangeps, which orders -0 below +0 as llvm.maximum does in one
-    instruction (llvm.maximum's NaN and -0 handling took 6); a plane with one keeps
-    llvm.maximum. With the unconditional rows and 32-bit lane masks (the column masks
-    were compared in 64-bit lanes): SqueezeNet 1.1's three pools on one thread 0.44 ->
-    0.39 ms, Inception v1's on two 0.76 -> 0.59 ms (xrelay profile)."""
+    rows all lie inside the input load them unconditionally (the rest test each row), and
+    so do the row's vectors that lie inside its columns (the rest are masked). With
+    16-float vectors a max pool takes its maxima with vrangeps, which orders -0 below +0
+    as llvm.maximum does in one instruction (llvm.maximum's NaN and -0 handling took 6),
+    and sums every vector it loads on the side: a plane whose sum comes out NaN (a NaN in
+    it, or +inf beside -inf) is redone with llvm.maximum. (A pass over the plane looking
+    for NaNs first cost half the pool: it read the plane from L2 once more.) SqueezeNet
+    1.1's three pools on two threads 0.25 -> 0.21 ms, and before that on one 0.44 -> 0.39
+    (from llvm.maximum; xrelay profile); 32 planes of 111 x 111 55 us, as fast as the same
+    loops in C with intrinsics."""
     average = kind.average
     v, v2, m = f"<{vw} x float>", f"<{2 * vw} x float>", f"<{vw} x i1>"
     evens = ", ".join(f"i32 {2 * t}" for t in range(vw))
@@ -121,40 +108,61 @@ def part(w: Writer, vw: int, kind: Window) -> None:
         width = splat(w, w.op(f"trunc i64 {g['W']} to i32"), vw, "i32")
         reach = (kind.kh - 1) * kind.dh  # the window's last row, from its first
 
-        def rows(combine, xp: str, oy: str, top: str, checked: bool) -> None:
+        # the row buffer's vectors q (value q is input column q - PL): those whole inside
+        # the input's columns, [qa, qb), load without a mask
+        end = w.mul(w.op(f"sdiv i64 {w.add(g['WB'], str(vw - 1))}, {vw}"), str(vw))
+        qa = w.min(w.mul(w.op(f"sdiv i64 {w.add(g['PL'], str(vw - 1))}, {vw}"), str(vw)), end)
+        last = w.sub(w.add(g["W"], g["PL"]), str(vw))  # the last whole vector's q
+        past = w.add(w.mul(w.op(f"sdiv i64 {last}, {vw}"), str(vw)), str(vw))
+        past = w.op(f"select i1 {w.op(f'icmp slt i64 {last}, 0')}, i64 0, i64 {past}")
+        qb = w.op(f"call i64 @llvm.smax.i64(i64 {qa}, i64 {w.min(past, end)})")
+
+        def add_row(combine, acc, xp: str, iy: str, col: str, mask: str | None, total) -> None:
+            """acc (a variable) combined with input row iy's vector at column col (the
+            lanes `mask`, the rest low; all without one); the vector also added into
+            `total` (a variable) if given."""
+            at = w.gep(xp, w.add(w.mul(iy, g["W"]), col))
+            if mask is None:
+                x = w.op(f"load {v}, ptr {at}, align 4")
+            else:
+                x = w.op(
+                    f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} {low})"
+                )
+            w.set(acc, combine(w.get(acc), x))
+            if total is not None:
+                w.set(total, w.op(f"fadd {v} {w.get(total)}, {x}"))
+
+        def rows(combine, xp: str, oy: str, top: str, checked: bool, totals) -> None:
             """Row oy of the row maxima, the window's rows from input row `top` (each
             tested against the input's rows when `checked`)."""
-            with w.loop("q", "0", g["WB"], str(vw)) as q:
-                # value q of the row is input column q - PL (lanes in the padding load low)
-                col = w.sub(q, g["PL"])
-                lanes = w.op(
-                    f"add <{vw} x i32> {iota(vw)}, {splat(w, w.op(f'trunc i64 {col} to i32'), vw, 'i32')}"
-                )
-                inside = w.op(f"icmp sge <{vw} x i32> {lanes}, zeroinitializer")
-                mask = w.op(f"and {m} {inside}, {w.op(f'icmp slt <{vw} x i32> {lanes}, {width}')}")
-                acc = w.var(v, low)
-                for ti in range(kind.kh):
-                    iy = w.add(top, str(ti * kind.dh))
-
-                    def tap(iy: str = iy) -> None:
-                        at = w.gep(xp, w.add(w.mul(iy, g["W"]), col))
-                        x = w.op(
-                            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {at}, i32 4, {m} {mask}, {v} {low})"
+            for lo, hi, masked in (("0", qa, True), (qa, qb, False), (qb, end, True)):
+                with w.loop("q", lo, hi, str(vw)) as q:
+                    col = w.sub(q, g["PL"])
+                    mask = None
+                    if masked:  # (lanes in the padding load low)
+                        lanes = w.op(
+                            f"add <{vw} x i32> {iota(vw)}, {splat(w, w.op(f'trunc i64 {col} to i32'), vw, 'i32')}"
                         )
-                        w.set(acc, combine(w.get(acc), x))
+                        inside = w.op(f"icmp sge <{vw} x i32> {lanes}, zeroinitializer")
+                        mask = w.op(
+                            f"and {m} {inside}, {w.op(f'icmp slt <{vw} x i32> {lanes}, {width}')}"
+                        )
+                    acc = w.var(v, low)
+                    for ti in range(kind.kh):
+                        iy = w.add(top, str(ti * kind.dh))
+                        if checked:
+                            ok = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
+                            with w.if_(ok):
+                                add_row(combine, acc, xp, iy, col, mask, totals and totals[ti])
+                        else:
+                            add_row(combine, acc, xp, iy, col, mask, totals and totals[ti])
+                    row = w.gep(buf, w.add(w.mul(oy, stride), q))
+                    w.do(f"store {v} {w.get(acc)}, ptr {row}, align 4")
 
-                    if checked:
-                        ok = w.op(f"and i1 {w.op(f'icmp sge i64 {iy}, 0')}, {w.lt(iy, g['H'])}")
-                        with w.if_(ok):
-                            tap()
-                    else:
-                        tap()
-                row = w.gep(buf, w.add(w.mul(oy, stride), q))
-                w.do(f"store {v} {w.get(acc)}, ptr {row}, align 4")
-
-        def plane(combine, xp: str, yp: str) -> None:
-            # down the window's rows into the row buffer; the maxima stay in registers,
-            # stored once
+        def vertical(combine, xp: str, totals=None) -> None:
+            """Down the window's rows into the row buffer (the maxima stay in registers,
+            stored once), each loaded vector also added into `totals` (a variable per
+            window row) if given."""
             with w.loop("oy", "0", g["OH"]) as oy:
                 top = w.sub(w.mul(oy, g["SH"]), g["PT"])
                 whole = w.op(
@@ -162,16 +170,21 @@ def part(w: Writer, vw: int, kind: Window) -> None:
                 )
                 inner, edge, done = w.if_else(whole, "rows")
                 w.block(inner)
-                rows(combine, xp, oy, top, False)
+                rows(combine, xp, oy, top, False, totals)
                 w.br(done)
                 w.block(edge)
-                rows(combine, xp, oy, top, True)
+                rows(combine, xp, oy, top, True, totals)
                 w.br(done)
                 w.block(done)
+
+        def horizontal(combine, yp: str) -> None:
             # along the window's columns: out[ox] = max over tj of row[ox SW + tj DW]
             sw, ones = kind.sw, "<" + ", ".join(["float 1.0"] * vw) + ">"
             if sw in (1, 2):
-                with w.loop("oy", "0", g["OH"]) as oy, w.loop("ox", "0", g["OW"], str(vw)) as ox:
+                whole = w.mul(w.op(f"sdiv i64 {g['OW']}, {vw}"), str(vw))
+
+                def outputs(oy: str, ox: str, keep: str | None) -> None:
+                    """Outputs ox.. of row oy: a whole vector, or the lanes `keep`."""
                     result = low
                     base = w.gep(buf, w.add(w.mul(oy, stride), w.mul(ox, str(sw))))
                     for tj in range(kind.kw):
@@ -184,16 +197,30 @@ def part(w: Writer, vw: int, kind: Window) -> None:
                                 f"shufflevector {v2} {pair}, {v2} poison, <{vw} x i32> <{evens}>"
                             )
                         result = combine(result, x)
-                    keep = first_lanes(w, w.sub(g["OW"], ox), vw)
                     at = w.add(w.mul(oy, g["OW"]), ox)
                     if average:
-                        d = w.op(
-                            f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%d', at)}, i32 4, {m} {keep}, {v} {ones})"
-                        )
+                        if keep is None:
+                            d = w.op(f"load {v}, ptr {w.gep('%d', at)}, align 4")
+                        else:
+                            d = w.op(
+                                f"call {v} @llvm.masked.load.v{vw}f32.p0(ptr {w.gep('%d', at)}, i32 4, {m} {keep}, {v} {ones})"
+                            )
                         result = w.op(f"fdiv {v} {result}, {d}")
-                    w.do(
-                        f"call void @llvm.masked.store.v{vw}f32.p0({v} {result}, ptr {w.gep(yp, at)}, i32 4, {m} {keep})"
-                    )
+                    if keep is None:
+                        w.do(f"store {v} {result}, ptr {w.gep(yp, at)}, align 4")
+                    else:
+                        w.do(
+                            f"call void @llvm.masked.store.v{vw}f32.p0({v} {result}, ptr {w.gep(yp, at)}, i32 4, {m} {keep})"
+                        )
+
+                # whole vectors, then the row's last lanes under a mask
+                keep = first_lanes(w, w.sub(g["OW"], whole), vw)
+                tail = w.op(f"icmp slt i64 {whole}, {g['OW']}")
+                with w.loop("oy", "0", g["OH"]) as oy:
+                    with w.loop("ox", "0", whole, str(vw)) as ox:
+                        outputs(oy, ox, None)
+                    with w.if_(tail):
+                        outputs(oy, whole, keep)
             else:  # other strides: value by value
                 with w.loop("oy", "0", g["OH"]) as oy, w.loop("ox", "0", g["OW"]) as ox:
                     one = scalar_low
@@ -215,14 +242,25 @@ def part(w: Writer, vw: int, kind: Window) -> None:
             xp = w.gep("%x", w.mul(p, size))
             yp = w.gep("%y", w.mul(p, w.mul(g["OH"], g["OW"])))
             if average or vw != 16:
-                plane(exact, xp, yp)
+                vertical(exact, xp)
+                horizontal(exact, yp)
             else:
-                fast, slow, join = w.if_else(_no_nan(w, xp, size, vw), "clean")
+                # vrangeps, with every loaded vector summed on the side: a NaN among the
+                # plane's values makes the sum NaN (so can +inf beside -inf: then the
+                # plane is only redone), and the plane is redone with llvm.maximum
+                totals = [w.var(v, "zeroinitializer", "total") for _ in range(kind.kh)]
+                vertical(ranged, xp, totals)
+                total = w.get(totals[0])
+                for t in totals[1:]:
+                    total = w.op(f"fadd {v} {total}, {w.get(t)}")
+                nan = w.op(f"bitcast {m} {w.op(f'fcmp uno {v} {total}, {total}')} to i{vw}")
+                slow, fast, join = w.if_else(w.op(f"icmp ne i{vw} {nan}, 0"), "nan")
                 w.block(fast)
-                plane(ranged, xp, yp)
+                horizontal(ranged, yp)
                 w.br(join)
                 w.block(slow)
-                plane(exact, xp, yp)
+                vertical(exact, xp)
+                horizontal(exact, yp)
                 w.br(join)
                 w.block(join)
         w.do(f"call void @free(ptr {buf})")

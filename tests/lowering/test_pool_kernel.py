@@ -134,13 +134,15 @@ def test_eight_float_vectors(kind):
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_planes_with_and_without_nans_and_signed_zeros(threads, monkeypatch):
     """With 16-float vectors a plane without NaNs takes its maxima with vrangeps, one with
-    a NaN keeps llvm.maximum: in one call, planes of each kind give the lowering's bits,
-    -0 below +0 (max(-0, +0) is +0) and NaN wherever a window holds one."""
+    a NaN (or +inf beside -inf) is redone with llvm.maximum: in one call, planes of each
+    kind give the lowering's bits, -0 below +0 (max(-0, +0) is +0) and NaN wherever a
+    window holds one."""
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
     case = ((1, 4, 13, 13), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), False)
     rng = np.random.default_rng(7)
     x = rng.choice(np.array([0.0, -0.0, -1.0, 1.0], F), size=case[0])
     x[0, 1, 6, 6] = np.nan  # planes 1 and 3 hold a NaN, 0 and 2 none
+    x[0, 0, 2, 2], x[0, 0, 9, 4] = np.inf, -np.inf  # (their sum is NaN: the plane is redone)
     x[0, 3, 0, 12] = np.nan
     x[0, 2] = rng.choice(np.array([0.0, -0.0], F), size=(13, 13))  # only zeros: signs decide
     _, lib = build(case, True)
@@ -148,6 +150,7 @@ def test_planes_with_and_without_nans_and_signed_zeros(threads, monkeypatch):
     got, want = lib.run(x)[0], plain.run(x)[0]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(got[0, 1]).any() and not np.isnan(got[0, 0]).any()
+    assert np.isinf(got[0, 0]).any()
     same = np.where(np.isnan(want), 0, want)
     np.testing.assert_array_equal(
         np.where(np.isnan(got), 0, got).view(np.uint32), same.view(np.uint32)
