@@ -114,7 +114,8 @@ class _Vec:
     def exp(self, x: str) -> str:
         """expand_math.exp, operation for operation."""
         c = self.const
-        xc = self.call("minimum", self.call("maximum", x, c(EXP_LO)), c(EXP_HI))
+        low = self.select(self.cmp("ogt", c(EXP_LO), x), c(EXP_LO), x)  # (expand_math.clamp)
+        xc = self.select(self.cmp("olt", c(EXP_HI), low), c(EXP_HI), low)
         n = self.call("roundeven", self.bin("fmul", xc, c(LOG2E)))
         n = self.select(self.cmp("uno", n, n), c(0.0), n)
         r = self.bin(
@@ -129,7 +130,7 @@ class _Vec:
             "fadd", self.bin("fadd", c(1.0), r), self.bin("fmul", self.bin("fmul", r, r), acc)
         )
         w, vw = self.w, self.vw
-        top = self.call("minimum", n, c(127.0))
+        top = self.select(self.cmp("olt", c(127.0), n), c(127.0), n)
         bits = w.op(f"fptosi {self.t} {top} to <{vw} x i32>")
         ints = lambda v: "<" + ", ".join([f"i32 {v}"] * vw) + ">"
         bits = w.op(f"shl <{vw} x i32> {w.op(f'add <{vw} x i32> {bits}, {ints(127)}')}, {ints(23)}")
