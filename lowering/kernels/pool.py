@@ -14,11 +14,11 @@ values are kept; other strides value by value). The row buffer stays in L1, so e
 value is read once per window row and each output written once: the linalg lowering's two
 passes wrote and read back partial rows, and their padding's columns a cache line per row.
 `llvm.maximum` as in the lowering (NaN wins; with 16-float vectors vrangeps, the same
-maxima in one instruction, and a plane with a NaN redone). An average pool sums instead (the padding
-adds 0) and divides each sum by its divisor d[oy * OW + ox] (the lowering's: the taps on
-the input, and on the padding with count_include_pad), as the lowering's separable passes
-do (d is unused by a max pool). From PARALLEL_MIN outputs the planes are split over the
-thread pool.
+maxima in one instruction, and a plane with a NaN redone). An average pool sums instead
+(the padding adds 0) and divides each sum by its divisor d[oy * OW + ox] (the lowering's:
+the taps on the input, and on the padding with count_include_pad), as the lowering's
+separable passes do (d is unused by a max pool). From PARALLEL_MIN outputs the planes are
+split over the thread pool.
 """
 
 from __future__ import annotations
