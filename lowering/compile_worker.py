@@ -345,8 +345,10 @@ CACHE_BYTES = 16 << 20  # least recently used entries go beyond this
 CACHE_MIN_TEXT = 64 * 1024
 
 
-try:  # CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto, 3.6 MB of resident
-    from _blake2 import blake2b  # memory in every process that builds a model
+# CPython's own BLAKE2: `hashlib` loads OpenSSL's libcrypto, 3.6 MB of resident memory
+# in every process that builds a model
+try:
+    from _blake2 import blake2b
 except ImportError:  # pragma: no cover (another interpreter)
     from hashlib import blake2b
 

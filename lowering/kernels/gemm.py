@@ -456,7 +456,7 @@ class Epilogue:
         self.ldr = w.op(f"select i1 {w.op('icmp eq ptr %res, null')}, i64 0, i64 %ldr")
         relu = w.op("icmp ne i64 %relu, 0")
         self.lo = w.op(f"select i1 {relu}, float 0.0, float {NEG_INF}")
-        self.zero = w.op(f"select i1 {relu}, float 0.0, float -0.0")  # (irtext.floor)
+        self.zero = floor_zero(w, self.lo)  # what irtext.floor adds
 
     def at(self, i: str, j: str) -> str:
         """The epilogue arguments for the tile whose first element is C[i, j]."""

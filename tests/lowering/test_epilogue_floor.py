@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 import xrelay
 from xrelay.dialects import relay
-from xrelay.lowering import winograd_convs
 
 from .test_kernels import F, module
 
@@ -30,9 +29,7 @@ def _same(got: np.ndarray, want: np.ndarray) -> None:
 
 
 def _both(mod, params, *inputs):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(winograd_convs, "MIN_TILES", 10**9)
-        got = xrelay.build(mod, dict(params), cache=False).run(*inputs)[0]
+    got = xrelay.build(mod, dict(params), cache=False).run(*inputs)[0]
     want = xrelay.build(mod, dict(params), cache=False, kernels=False).run(*inputs)[0]
     return got, want
 
