@@ -85,6 +85,8 @@ def measure(
     if memory:  # for bench/memory.py's processes, one per system
         files = {"model_file": str(cache / f"{name}.memory.onnx"),
                  "inputs_file": str(cache / f"{name}.inputs.npz")}  # fmt: skip
+        cache.mkdir(parents=True, exist_ok=True)  # the MLP is built, not cached: a fresh
+        # clone has no folder yet
         copy = type(model)()
         copy.CopyFrom(model)  # saving with external data rewrites the proto it is given
         # weights beside the graph, as large models are shipped: each system loads them its
