@@ -22,6 +22,12 @@ f32 precision hint, latency hint), runs the same model in the same alternation a
 same agreement check: the `OV ms` column, and `best` = xrelay / the faster of onnxruntime
 and OpenVINO (the bar the speed issue sets). Without it those columns are empty.
 
+`rounds`: how many rounds (a turn of every system) were kept of those run: a round counts
+when the machine's two CPUs passed a cache line in at most twice the best time seen before
+and after it (xrelay.tools.timing: on this virtual machine the CPUs move between sharing a
+die and not, which slows every 2-thread run of every system by up to 1.6x for seconds or
+minutes); `!` when too many rounds were dropped and all of them count.
+
 `--memory`: after timing a model, each system's peak resident memory (import, build and three
 runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
 columns. (`peak MB` is the timing process's, which holds all three systems.)
@@ -72,6 +78,7 @@ def measure(
     settle: float,
     dynamic: bool = False,
     memory: bool = False,
+    best_round_trip: float = math.inf,
 ) -> dict:
     import numpy as np
     import onnx
@@ -138,7 +145,8 @@ def measure(
             np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3 * scale)
         dynamic_compile_s = time.perf_counter() - start
         calls["dynamic"] = lambda: dyn.run(**inputs)
-    times = alternate(calls, runs, seconds, settle)
+    rounds: dict = {}
+    times = alternate(calls, runs, seconds, settle, stats=rounds, best_round_trip=best_round_trip)
     med = {k: float(np.median(v)) * 1e3 for k, v in times.items()}
     extra: dict = {}
     if "openvino" in med:
@@ -156,6 +164,7 @@ def measure(
         **extra,
         **files,
         "model": name,
+        "rounds": rounds,
         "xrelay_ms": med["xrelay"],
         "xrelay_min_ms": min(times["xrelay"]) * 1e3,
         "onnxruntime_ms": med["onnxruntime"],
@@ -199,6 +208,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--settle", type=float, default=0.2, help="untimed seconds per turn")
+    parser.add_argument("--round-trip", type=float, default=math.inf, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
     parser.add_argument("--dynamic", action="store_true", help="also time the dynamic builds")
@@ -209,11 +219,18 @@ def main() -> int:
     args = parser.parse_args()
     if args.one:
         result = measure(
-            args.one, args.runs, args.seconds, args.cache, args.settle, args.dynamic, args.memory
+            args.one,
+            args.runs,
+            args.seconds,
+            args.cache,
+            args.settle,
+            args.dynamic,
+            args.memory,
+            args.round_trip,
         )
         print(json.dumps(result))
         return 0
-    from xrelay.tools.timing import peak_gflops
+    from xrelay.tools.timing import peak_gflops, round_trip_ns
 
     peak = peak_gflops(2)
     print(f"measured peak: {peak:.0f} GFLOP/s on 2 threads ({peak_gflops(1):.0f} on one)")
@@ -222,6 +239,7 @@ def main() -> int:
     args.openvino_columns = _has_openvino()
     if args.openvino_columns:
         header += f"{'OV ms':>9}{'best':>7}"
+    header += f"{'rounds':>9}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
     if args.memory:
@@ -229,7 +247,11 @@ def main() -> int:
     print(header)
     sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
     names = [m for part in args.models.split(",") for m in sets.get(part, [part])]
+    best_rt = math.inf
     for name in names:
+        for _ in range(5):  # the best state seen so far, the models' rounds are kept against
+            best_rt = min(best_rt, round_trip_ns())
+            time.sleep(0.05)
         cmd = [
             sys.executable,
             __file__,
@@ -243,6 +265,8 @@ def main() -> int:
             str(args.cache),
             "--settle",
             str(args.settle),
+            "--round-trip",
+            str(best_rt),
             *(["--dynamic"] if args.dynamic else []),
             *(["--memory"] if args.memory else []),
         ]
@@ -260,16 +284,20 @@ def main() -> int:
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
         r["peak_gflops"] = peak
+        best_rt = min(best_rt, r["rounds"]["best_round_trip_ns"])
         r["peak_percent"] = 100 * r["xrelay_gflops"] / peak
         rows.append(r)
         line = (
-            f"{name:<16}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.1f}"
+            f"{name:<16}{r['xrelay_ms']:>11.1f}{r['onnxruntime_ms']:>10.2f}{r['ratio']:>9.2f}"
             f"{r['xrelay_gflops']:>9.2f}{r['peak_percent']:>8.2f}{r['compile_s']:>11.1f}{r['peak_rss_mb']:>9.0f}"
         )
         if "openvino_ms" in r:
-            line += f"{r['openvino_ms']:>9.1f}{r['best_ratio']:>7.1f}"
+            line += f"{r['openvino_ms']:>9.1f}{r['best_ratio']:>7.2f}"
         elif args.openvino_columns:
             line += f"{'-':>9}{'-':>7}"
+        kept = r["rounds"]
+        counts = f"{kept['kept']}/{kept['rounds']}" + ("!" if kept["all_rounds"] else "")
+        line += f"{counts:>9}"
         if "dynamic_ms" in r:
             once = "once" if r.get("dynamic_once") else "per-shape"
             line += f"{r['dynamic_ms']:>9.1f}{r['dynamic_ratio']:>11.2f}  {once}"
@@ -279,13 +307,13 @@ def main() -> int:
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:
         geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-        print(f"geometric-mean ratio xrelay/onnxruntime over {len(ratios)} models: {geomean:.1f}")
+        print(f"geometric-mean ratio xrelay/onnxruntime over {len(ratios)} models: {geomean:.2f}")
     best = [r["best_ratio"] for r in rows if "best_ratio" in r]
     if best:
         geomean = math.exp(sum(math.log(x) for x in best) / len(best))
         print(
             f"geometric-mean ratio xrelay/faster of onnxruntime and OpenVINO over {len(best)} "
-            f"models: {geomean:.1f}"
+            f"models: {geomean:.2f}"
         )
     if args.json:
         args.json.write_text(json.dumps({"models": rows}, indent=2))
