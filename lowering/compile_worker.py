@@ -11,6 +11,10 @@ and is JIT-linked in the calling process as an artifact's is. A side effect: an 
 while optimizing or generating code ends the worker, not the caller, and becomes an
 `xrelay.Error` with LLVM's message.
 
+Workers idle for IDLE_SECONDS are stopped (each holds about 50 MB besides libLLVM's shared
+pages: a serving process that built its model once should not keep them); the next build
+starts them again (0.1 s each).
+
 XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess, one part
 after another); XRELAY_COMPILE_JOBS=n sets how many workers compile at once.
 
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
     import llvmlite.binding as llvm
 
 RECYCLE = 100  # compiles per worker process before it is replaced
+IDLE_SECONDS = 10.0  # workers unused this long are stopped
 
 
 class CompileError(Exception):
@@ -283,6 +288,31 @@ def _stop_all() -> None:
 
 atexit.register(_stop_all)
 
+_IDLE_LOCK = threading.Lock()
+_idle_timer: threading.Timer | None = None
+
+
+def _stop_idle() -> None:
+    """Stop every worker no build is using now (one in use is left running: its build
+    schedules the next check when it is done)."""
+    for worker in _WORKERS:
+        if worker.lock.acquire(blocking=False):
+            try:
+                worker._stop()
+            finally:
+                worker.lock.release()
+
+
+def _stop_when_idle() -> None:
+    """(Re)schedule `_stop_idle` IDLE_SECONDS from now."""
+    global _idle_timer
+    with _IDLE_LOCK:
+        if _idle_timer is not None:
+            _idle_timer.cancel()
+        _idle_timer = threading.Timer(IDLE_SECONDS, _stop_idle)
+        _idle_timer.daemon = True  # never keeps the interpreter alive
+        _idle_timer.start()
+
 
 def use_worker() -> bool:
     return os.environ.get("XRELAY_COMPILE_WORKER", "1").strip() not in ("0", "false", "no")
@@ -314,6 +344,7 @@ def prestart() -> None:
     for worker in _WORKERS:
         with worker.lock:
             worker.ensure()
+    _stop_when_idle()
 
 
 def linked_text(ir_texts: list[str]) -> str:
@@ -326,7 +357,10 @@ def linked_text(ir_texts: list[str]) -> str:
             raise CompileError(str(e)) from None
     if not _WORKERS:
         _WORKERS.append(Worker())
-    return _WORKERS[0].link(ir_texts)
+    try:
+        return _WORKERS[0].link(ir_texts)
+    finally:
+        _stop_when_idle()
 
 
 def object_code(ir_text: str, target: dict[str, Any], pic: bool = False) -> bytes:
@@ -396,6 +430,13 @@ def _compile_all(ir_texts: list[str], target: dict[str, Any], pic: bool = False)
             return [compile_here(text, target, pic) for text in ir_texts]
         except RuntimeError as e:
             raise CompileError(str(e)) from None
+    try:
+        return _compile_in_workers(ir_texts, target, pic)
+    finally:
+        _stop_when_idle()
+
+
+def _compile_in_workers(ir_texts: list[str], target: dict[str, Any], pic: bool) -> list[bytes]:
     n = min(jobs(), len(ir_texts))
     while len(_WORKERS) < n:
         _WORKERS.append(Worker())

@@ -88,3 +88,25 @@ def test_an_abort_mid_compile_is_an_error_naming_the_exit(monkeypatch):
         compile_worker.object_code(IR, target)
     monkeypatch.setattr(compile_worker, "_read_exact", real)
     assert compile_worker.object_code(IR, target)
+
+
+def test_idle_workers_are_stopped_and_started_again(monkeypatch):
+    """A process that built its model once does not keep the LLVM workers (about 50 MB
+    each besides libLLVM's pages); the next build starts them again."""
+    import time
+
+    monkeypatch.setenv("XRELAY_COMPILE_WORKER", "1")
+    monkeypatch.setattr(compile_worker, "IDLE_SECONDS", 0.2)
+    x = np.arange(4, dtype=np.float32)
+    module = xrelay.parse_module(MODULE)
+    lib = xrelay.build(module, {}, cache=False)
+    started = [w.proc for w in compile_worker._WORKERS if w.proc is not None]
+    assert started
+    deadline = time.monotonic() + 10
+    while any(w.proc is not None for w in compile_worker._WORKERS):
+        assert time.monotonic() < deadline, "the idle workers were not stopped"
+        time.sleep(0.05)
+    assert all(p.poll() is not None for p in started)  # the processes have ended
+    np.testing.assert_allclose(lib.run(x)[0], np.exp(x), rtol=1e-6)  # the library stays
+    again = xrelay.build(xrelay.parse_module(MODULE.replace("exp", "tanh")), {}, cache=False)
+    np.testing.assert_allclose(again.run(x)[0], np.tanh(x), rtol=1e-6)
