@@ -40,7 +40,7 @@ def alternate(
     seconds: float,
     settle: float,
     stats: dict | None = None,
-    patience: int = 40,
+    patience: int = 20,
     best_round_trip: float = math.inf,
 ) -> dict[str, list[float]]:
     for fn in calls.values():

@@ -46,3 +46,39 @@ def test_alternate_gives_every_system_its_runs():
 def test_peak_is_measured():
     peak = peak_gflops(1, seconds=0.05)
     assert math.isfinite(peak) and peak > 0
+
+
+def test_alternate_keeps_only_rounds_in_the_best_state(monkeypatch):
+    """Rounds whose cache-line round trip (before or after) is over twice the best are
+    dropped: the machine's CPUs were on two dies then, every system slower."""
+    from xrelay.tools import timing
+
+    trips = iter([100.0, 100.0, 500.0, 500.0] + [100.0] * 100)
+    monkeypatch.setattr(timing, "round_trip_ns", lambda: next(trips))
+    monkeypatch.setattr(timing, "_round_trip_kernel", lambda: object())
+    runs = iter(range(1000))
+    calls = {"a": lambda: next(runs), "b": lambda: None}
+    stats: dict = {}
+    times = timing.alternate(calls, runs=6, seconds=0.0, settle=0.0, stats=stats)
+    assert stats["rounds"] == 3 and stats["kept"] == 2 and not stats["all_rounds"]
+    assert stats["best_round_trip_ns"] == 100.0
+    assert all(len(t) == 6 for t in times.values())  # two kept rounds of three runs
+
+
+def test_alternate_counts_every_round_when_the_best_state_never_comes(monkeypatch):
+    from xrelay.tools import timing
+
+    monkeypatch.setattr(timing, "round_trip_ns", lambda: 500.0)
+    monkeypatch.setattr(timing, "_round_trip_kernel", lambda: object())
+    stats: dict = {}
+    times = timing.alternate(
+        {"a": lambda: None}, runs=3, seconds=0.0, settle=0.0, stats=stats, best_round_trip=100.0
+    )
+    assert stats["all_rounds"] and stats["kept"] == stats["rounds"] == 20
+    assert len(times["a"]) == 60
+
+
+def test_round_trip_is_measured():
+    from xrelay.tools.timing import round_trip_ns
+
+    assert round_trip_ns(200) > 0
