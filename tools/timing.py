@@ -14,7 +14,7 @@ cache line passed between two threads, the cost of every handoff between cores) 
 before and after each round; a round is kept when both are at most twice the best round
 trip the run has seen (or `best_round_trip`, a caller's earlier best: a process that sees
 only the slow state keeps nothing then). `alternate(..., stats=d)` fills `d` with the rounds kept and
-dropped; rounds go on until every system has its runs in kept rounds or `patience` rounds
+dropped (and the dropped rounds' times, `dropped_times`); rounds go on until every system has its runs in kept rounds or `patience` rounds
 were dropped, after which every round counts (`stats["all_rounds"]`).
 
 `peak_gflops(threads)`: a register-resident FMA loop (the host's widest float vectors, 12
@@ -85,6 +85,9 @@ def alternate(
         stats.update(
             rounds=len(rounds), kept=len(chosen), all_rounds=use_all, best_round_trip_ns=best
         )
+        dropped_rounds = [r for *_, r in rounds if not any(r is c for c in chosen)]
+        if dropped_rounds:  # the other state's times, for what they show
+            stats["dropped_times"] = {s: [t for r in dropped_rounds for t in r[s]] for s in calls}
     return {s: [t for r in chosen for t in r[s]] for s in calls}
 
 
