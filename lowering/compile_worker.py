@@ -12,8 +12,8 @@ while optimizing or generating code ends the worker, not the caller, and becomes
 `xrelay.Error` with LLVM's message.
 
 Workers idle for IDLE_SECONDS are stopped (each holds about 50 MB besides libLLVM's shared
-pages: a serving process that built its model once should not keep them); the next build
-starts them again (0.1 s each).
+pages: a serving process that built its model once should not keep them) by a reaper
+thread `prestart` starts once per process; the next build starts them again (0.1 s each).
 
 XRELAY_COMPILE_WORKER=0 compiles in the calling process instead (no subprocess, one part
 after another); XRELAY_COMPILE_JOBS=n sets how many workers compile at once.
@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -288,8 +289,9 @@ def _stop_all() -> None:
 
 atexit.register(_stop_all)
 
-_IDLE_LOCK = threading.Lock()
-_idle_timer: threading.Timer | None = None
+_IDLE = threading.Condition()
+_deadline: float | None = None  # when the workers are stopped if nothing uses them before
+_reaper_pid = 0  # the process whose reaper thread runs (a forked child starts its own)
 
 
 def _stop_idle() -> None:
@@ -303,15 +305,28 @@ def _stop_idle() -> None:
                 worker.lock.release()
 
 
-def _stop_when_idle() -> None:
-    """(Re)schedule `_stop_idle` IDLE_SECONDS from now."""
-    global _idle_timer
-    with _IDLE_LOCK:
-        if _idle_timer is not None:
-            _idle_timer.cancel()
-        _idle_timer = threading.Timer(IDLE_SECONDS, _stop_idle)
-        _idle_timer.daemon = True  # never keeps the interpreter alive
-        _idle_timer.start()
+def _reap() -> None:
+    """The reaper thread: stops the workers at the deadline, which every use moves on."""
+    global _deadline
+    while True:
+        with _IDLE:
+            while _deadline is None or time.monotonic() < _deadline:
+                _IDLE.wait(None if _deadline is None else _deadline - time.monotonic())
+            _deadline = None
+        _stop_idle()
+
+
+def _stop_when_idle(start: bool = False) -> None:
+    """Stop the workers IDLE_SECONDS from now unless they are used again; `start` (from
+    `prestart`): the reaper thread too, once per process (one long-lived thread: a thread
+    per build would hold malloc arenas of its own)."""
+    global _deadline, _reaper_pid
+    with _IDLE:
+        _deadline = time.monotonic() + IDLE_SECONDS
+        if start and _reaper_pid != os.getpid():
+            _reaper_pid = os.getpid()
+            threading.Thread(target=_reap, name="xrelay-llvm-reaper", daemon=True).start()
+        _IDLE.notify()
 
 
 def use_worker() -> bool:
@@ -344,7 +359,7 @@ def prestart() -> None:
     for worker in _WORKERS:
         with worker.lock:
             worker.ensure()
-    _stop_when_idle()
+    _stop_when_idle(start=True)
 
 
 def linked_text(ir_texts: list[str]) -> str:
