@@ -116,14 +116,19 @@ def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
     return w.op(f"load {vec(vw)}, ptr {ptr}, align {align}")
 
 
-def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False) -> None:
+def micro_kernel(
+    w: Writer, vw: int, direct: bool = False, pixels: bool = False, rows: int | None = None
+) -> None:
     """xr_ukr: C[MR x NR] (+)= Ap[kc x MR] panel times Bp[kc x NR] panel, then the epilogue
     when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row. With `direct`, xr_ukr_d:
     B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py). With `pixels`,
     xr_ukr_px: A is not packed, A[r, k] is %ap[%base[r] + %off[k]] (kernels/gemm_pixel.py:
     a pixel's value of a window tap). Iteration k < %pfn fetches line k of %pf into L2
-    (`prefetch_stream`)."""
+    (`prefetch_stream`). With `rows` (fewer than MR), xr_ukr_h<rows> / xr_ukr_px_h<rows>:
+    a tile of that many rows, A's panel still MR rows wide (a last tile's rows, from any
+    row of it: kernels/gemm_pixel.py)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
+    count = rows or height
     fma = f"@llvm.fma.v{vw}f32"
     params = [("i64", "%kc"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), *PREFETCH, *EPILOGUE]  # fmt: skip
@@ -133,13 +138,15 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
     if pixels:
         params[2:2] = [("ptr", "noalias %off"), ("ptr", "noalias %base")]
     name = "@xr_ukr_d" if direct else "@xr_ukr_px" if pixels else "@xr_ukr"
+    if rows:
+        name += f"_h{rows}"
     with w.function("void", name, params):
         if pixels:  # each row's first value, in registers
             corners = [
                 w.gep("%ap", w.op(f"load i64, ptr {w.gep('%base', str(r), 'i64')}"))
-                for r in range(height)
+                for r in range(count)
             ]
-        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(height)]
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(count)]
         with w.loop("k", "0", "%kc") as k:
             with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
                 w.do(
@@ -156,23 +163,23 @@ def micro_kernel(w: Writer, vw: int, direct: bool = False, pixels: bool = False)
                 at = [w.gep(corner, o) for corner in corners]
             else:
                 ap = w.gep("%ap", w.mul(k, str(height)))
-                at = [w.gep(ap, str(r)) for r in range(height)]
-            for r in range(height):
+                at = [w.gep(ap, str(r)) for r in range(count)]
+            for r in range(count):
                 a = splat(w, w.op(f"load float, ptr {at[r]}, align 4"), vw)
                 for j in range(2):
                     cur = w.get(accs[r][j])
                     w.set(accs[r][j], w.op(f"call {v} {fma}({v} {a}, {v} {b[j]}, {v} {cur})"))
-        rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(height)]
+        c_rows = [w.gep("%c", w.mul(str(r), "%ldc")) for r in range(count)]
         if not direct:
-            _finish(w, vw, accs, rows, PlainColumns(w, vw))
+            _finish(w, vw, accs, c_rows, PlainColumns(w, vw))
             return
         # a tile that crosses an output row (kernels/gemm_direct.py): two masked stores
         whole, split, join = w.if_else(w.op(f"icmp sge i64 %split, {nr}"), "whole")
         w.block(whole)
-        _finish(w, vw, accs, rows, PlainColumns(w, vw))
+        _finish(w, vw, accs, c_rows, PlainColumns(w, vw))
         w.br(join)
         w.block(split)
-        _finish(w, vw, accs, rows, SplitColumns(w, vw))
+        _finish(w, vw, accs, c_rows, SplitColumns(w, vw))
         w.br(join)
         w.block(join)
 

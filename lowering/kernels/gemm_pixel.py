@@ -74,6 +74,9 @@ MAX_WINDOW_PIXELS = 4096  # (T, the partial sums' scratch, grows with the pixels
 M8 = "<8 x i1>"
 
 
+TAIL_ROWS = (4, 2, 1)  # the heights a last tile of fewer than MR pixels runs in
+
+
 def _padded(n: int, width: int) -> int:
     return -(-n // width) * width
 
@@ -253,9 +256,13 @@ def _window_source(w: Writer, off: str, base: str, mr: str) -> tuple[str, str]:
 
 def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) -> None:
     """K blocks x channel panels x pixel tiles. `block(kc, pc, acc)` is emitted once per K
-    block and returns `tile(kc, acc, wp, ir, at, pf)`, emitted per tile (weight panel wp, first
-    pixel ir, T at `at`, prefetch arguments pf); the next channel panel's lines are fetched
-    into L2, a share per pixel tile, during the tile's arithmetic."""
+    block and returns `tile(kc, acc, wp, ir, at, pf, rows)`, emitted per tile (weight panel
+    wp, first pixel ir, T at `at`, prefetch arguments pf; `rows` None for a whole tile of
+    MR pixels, else the tile's first pixel is row ir of its panel and it has `rows`); the
+    next channel panel's lines are fetched into L2, a share per pixel tile, during the
+    tile's arithmetic. A last tile of fewer than MR pixels runs as tiles of 4, 2 and 1
+    rows (TAIL_ROWS): computing all MR rows of it cost a whole tile for 1 pixel (7 x 7
+    outputs: 49 pixels in 7 tiles of 8 rows, 56 computed)."""
     with w.loop("pc", "0", "%K", str(KC)) as pc:
         kc = w.min(str(KC), w.sub("%K", pc))
         acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
@@ -266,10 +273,24 @@ def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) ->
             # (arow0 + jr) * kc
             wp = w.gep("%a", w.add(w.mul(pc, "%mpad"), w.mul(w.add("%arow0", jr), kc)))
             nxt = w.gep(wp, w.mul(kc, str(nr)))
-            with w.loop("ir", "0", w.mul(tiles, str(mr)), str(mr)) as ir:
+            # (TAIL_ROWS empty: the last tile computed whole, its rows past N unused)
+            whole = w.mul(tiles, str(mr))
+            if TAIL_ROWS:
+                whole = w.mul(w.op(f"sdiv i64 %N, {mr}"), str(mr))
+            with w.loop("ir", "0", whole, str(mr)) as ir:
                 first = w.mul(w.op(f"sdiv i64 {ir}, {mr}"), share)
                 pf = prefetch_stream(w, nxt, first, share, kc)
-                tile(kc, acc, wp, ir, w.gep(t, w.add(w.mul(ir, ldt), jr)), pf)
+                tile(kc, acc, wp, ir, w.gep(t, w.add(w.mul(ir, ldt), jr)), pf, None)
+            if TAIL_ROWS:
+                left = w.sub("%N", whole)
+                with w.if_(w.op(f"icmp sgt i64 {left}, 0")):
+                    first = w.mul(w.op(f"sdiv i64 {whole}, {mr}"), share)
+                    pf = prefetch_stream(w, nxt, first, share, kc)
+                    for rows in TAIL_ROWS:  # 4, then 2, then 1: the rows before are done
+                        r0 = w.op(f"and i64 {left}, {mr - 2 * rows}")
+                        with w.if_(w.op(f"icmp ne i64 {w.op(f'and i64 {left}, {rows}')}, 0")):
+                            at = w.gep(t, w.add(w.mul(w.add(whole, r0), ldt), jr))
+                            tile(kc, acc, wp, whole, at, pf, (r0, rows))
 
 
 def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
@@ -278,7 +299,7 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
     per K block into MR-row panels (contiguous copies, through the prologue if any) for
     gemm.py's micro-kernel."""
     nr, mr = panel_width(vw), row_height(vw)
-    assert (nr, mr) == (32, 8)
+    assert (nr, mr) == (32, 8) and TAIL_ROWS in ((), (4, 2, 1))  # (the tail's r0 below)
     with w.function("void", "@xr_gemm_pm", PARAMS):
         ep = Epilogue(w)
         ldt = w.mul(w.op(f"sdiv i64 {w.add('%M', str(nr - 1))}, {nr}"), str(nr))
@@ -294,9 +315,12 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
         def window(kc: str, pc: str, acc: str):
             offs = w.gep(off, pc, "i64")
 
-            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str) -> None:
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str, part) -> None:
+                name, first = "@xr_ukr_px", ir
+                if part is not None:
+                    name, first = f"@xr_ukr_px_h{part[1]}", w.add(ir, part[0])
                 w.do(
-                    f"call void @xr_ukr_px(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, ir, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
+                    f"call void {name}(i64 {kc}, ptr {src}, ptr {offs}, ptr {w.gep(base, first, 'i64')}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                 )
 
             return tile
@@ -324,9 +348,12 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
                 w.br(done)
                 w.block(done)
 
-            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str) -> None:
+            def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str, part) -> None:
+                name, panel = "@xr_ukr", w.gep(ap, w.mul(ir, kc))
+                if part is not None:  # rows part[0].. of the panel (MR floats per k)
+                    name, panel = f"@xr_ukr_h{part[1]}", w.gep(panel, part[0])
                 w.do(
-                    f"call void @xr_ukr(i64 {kc}, ptr {w.gep(ap, w.mul(ir, kc))}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
+                    f"call void {name}(i64 {kc}, ptr {panel}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                 )
 
             return tile
@@ -346,6 +373,9 @@ def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
         raise Error(f"no pixel-major GEMM for vector width {vw} (16 only)")
     w = Writer()
     micro_kernel(w, vw, pixels=True)
+    for rows in TAIL_ROWS:
+        micro_kernel(w, vw, pixels=True, rows=rows)
+        micro_kernel(w, vw, rows=rows)
     if prologue:
         pack(w, "@xr_pack_a_pro", row_height(vw), prologue=True)
     gemm_pixel(w, vw, prologue)

@@ -4,7 +4,8 @@ rounding of the reference, on windows read in place (padding on every side or on
 bottom-right, stride 2, dilation, K over several blocks, channels that are not a multiple
 of the 32-wide panel), pointwise products packed per K block, a batch, the epilogues
 (bias and relu, batch_norm, a residual), a prologue (batch_norm and relu before a 1x1
-convolution), channels or pixels split over 1-3 threads; which convolutions it takes."""
+convolution), channels or pixels split over 1-3 threads, last tiles of 1-7 pixels; which
+convolutions it takes."""
 
 from __future__ import annotations
 
@@ -82,6 +83,22 @@ def test_pixel_major_gives_the_packed_path_s_values(case, threads, monkeypatch):
     compare(mod, [case[0], case[1]])
     (spec,) = pixel_major_specs(mod)
     assert spec.a_packed and spec.mpad % 32 == 0 and spec.mpad >= spec.m
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("pointwise", [False, True], ids=["window", "pointwise"])
+@pytest.mark.parametrize("hw", [(6, 7), (5, 7), (6, 6), (5, 9), (2, 19), (3, 13)])
+def test_last_tile_of_each_height(hw, pointwise, threads, monkeypatch):
+    """A last tile of 2-7 pixels runs as tiles of 4, 2 and 1 rows (gemm_pixel.TAIL_ROWS):
+    42, 35, 36, 45, 38 and 39 pixels, on one thread and split over two."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    c = 256 if pointwise else 16
+    k = 1 if pointwise else 3
+    case = ((1, c, *hw), (40, c, k, k), (1, 1), (k // 2,) * 4, (1, 1))
+    mod = module([case[0], case[1]], 1, lambda x, w: [conv(case, x, w)])
+    compare(mod, [case[0], case[1]], seed=3)
+    (spec,) = pixel_major_specs(mod)
+    assert spec.n % 8 == hw[0] * hw[1] % 8 != 0
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
