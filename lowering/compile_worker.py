@@ -316,6 +316,17 @@ def _reap() -> None:
         _stop_idle()
 
 
+def _after_fork_in_child() -> None:
+    """A forked child gets a fresh condition (the parent's reaper may have held its lock
+    at the fork) and no deadline; its first prestart starts its own reaper."""
+    global _IDLE, _deadline
+    _IDLE = threading.Condition()
+    _deadline = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _stop_when_idle(start: bool = False) -> None:
     """Stop the workers IDLE_SECONDS from now unless they are used again; `start` (from
     `prestart`): the reaper thread too, once per process (one long-lived thread: a thread

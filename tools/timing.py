@@ -13,9 +13,10 @@ dies the next, which makes every multi-threaded run 1.5x slower (seen: SqueezeNe
 cache line passed between two threads, the cost of every handoff between cores) is taken
 before and after each round; a round is kept when both are at most twice the best round
 trip the run has seen (or `best_round_trip`, a caller's earlier best: a process that sees
-only the slow state keeps nothing then). `alternate(..., stats=d)` fills `d` with the rounds kept and
-dropped (and the dropped rounds' times, `dropped_times`); rounds go on until every system has its runs in kept rounds or `patience` rounds
-were dropped, after which every round counts (`stats["all_rounds"]`).
+only the slow state keeps nothing then). `alternate(..., stats=d)` fills `d` with the
+rounds kept and dropped (and the dropped rounds' times, `dropped_times`); rounds go on
+until every system has its runs in kept rounds or `patience` rounds were dropped, after
+which every round counts (`stats["all_rounds"]`).
 
 `peak_gflops(threads)`: a register-resident FMA loop (the host's widest float vectors, 12
 independent accumulators, compiled for this CPU with llvmlite) run on `threads` threads at
