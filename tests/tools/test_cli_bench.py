@@ -82,3 +82,16 @@ def test_round_trip_is_measured():
     from xrelay.tools.timing import round_trip_ns
 
     assert round_trip_ns(200) > 0
+
+
+def test_bench_says_when_rounds_were_dropped(monkeypatch, capsys):
+    """`xrelay bench` prints how many rounds the machine's slow state cost."""
+    from xrelay.tools import cli as cli_module
+    from xrelay.tools import timing
+
+    trips = iter([100.0, 100.0, 500.0, 500.0] + [100.0] * 100)
+    monkeypatch.setattr(timing, "round_trip_ns", lambda: next(trips))
+    monkeypatch.setattr(timing, "_round_trip_kernel", lambda: object())
+    cli_module.main(["bench", str(EXAMPLE), "--runs", "6", "--seconds", "0", "--compare", "none"])
+    out = capsys.readouterr().out
+    assert "rounds: 3 run, 2 kept (the rest in a slow state)" in out
