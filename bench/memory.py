@@ -5,8 +5,8 @@
 prints the process's peak RSS in MB after import, build and three runs (what a user's
 serving process holds at its worst, interpreter and libraries included). `peak_mb` also
 counts the processes it starts (xrelay's LLVM compile workers: about 100 MB each at their
-peak, half of it libLLVM's pages, which they share), sampling the tree while it runs. `bench/run.py`
-calls `peak_mb` for each system after timing a model, so no system's allocations (or the
+peak, half of it libLLVM's pages, which they share), sampling the tree while it runs.
+`bench/run.py` calls `peak_mb` for each system after timing a model, so no system's allocations (or the
 timing process's own) count against another's.
 """
 
@@ -70,31 +70,26 @@ def _tree_kb(pid: int) -> int:
     """Resident KB of `pid`'s process tree now: every process's anonymous pages, plus each
     mapped file's pages once (the most any process of the tree has of it resident: the
     workers share libLLVM's pages, and the interpreter's with their parent)."""
-    anon, files = 0, {}
+    anon, once = 0, {}  # once: (device, inode) -> the most KB one process has of the file
     for p in _tree(pid):
         try:
             with open(f"/proc/{p}/smaps") as f:
                 text = f.read()
         except OSError:
             continue
-        key = None
+        key, mine = None, {}
         for line in text.splitlines():
             first = line.split(maxsplit=6)
             if not first:
                 continue
             if "-" in first[0] and len(first) >= 5:  # a mapping's header
-                inode = first[4]
-                key = None if inode == "0" else (first[3], inode)
+                key = None if first[4] == "0" else (first[3], first[4])
             elif first[0] == "Rss:":
-                kb = int(first[1])
                 if key is None:
-                    anon += kb
+                    anon += int(first[1])
                 else:
-                    files.setdefault(p, {}).setdefault(key, 0)
-                    files[p][key] += kb
-    once: dict = {}
-    for per_process in files.values():
-        for key, kb in per_process.items():
+                    mine[key] = mine.get(key, 0) + int(first[1])
+        for key, kb in mine.items():
             once[key] = max(once.get(key, 0), kb)
     return anon + sum(once.values())
 

@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from functools import cache
+from typing import Any
 
 
 def alternate(
@@ -50,7 +51,7 @@ def alternate(
     rounds: list[tuple[float, float, dict[str, list[float]]]] = []
     best = best_round_trip  # from earlier measurements (another process's), if any
 
-    def kept() -> list[dict[str, list[float]]]:
+    def kept() -> list[dict[str, list[float]]]:  # (against the best seen so far)
         return [r for before, after, r in rounds if max(before, after) <= 2 * best]
 
     def enough(chosen: list[dict[str, list[float]]]) -> bool:
@@ -80,13 +81,13 @@ def alternate(
         best = min(best, before, after)
         rounds.append((before, after, this))
     use_all = not enough(chosen)
+    dropped_rounds = [] if use_all else [r for b, a, r in rounds if max(b, a) > 2 * best]
     if use_all:
         chosen = [r for *_, r in rounds]
     if stats is not None:
         stats.update(
             rounds=len(rounds), kept=len(chosen), all_rounds=use_all, best_round_trip_ns=best
         )
-        dropped_rounds = [r for *_, r in rounds if not any(r is c for c in chosen)]
         if dropped_rounds:  # the other state's times, for what they show
             stats["dropped_times"] = {s: [t for r in dropped_rounds for t in r[s]] for s in calls}
     return {s: [t for r in chosen for t in r[s]] for s in calls}
@@ -126,17 +127,20 @@ def _round_trip_kernel() -> tuple[Callable[[int, int, int], None], object] | Non
     wait for a time slice of the other at every handoff)."""
     if len(os.sched_getaffinity(0)) < 2:
         return None
+    return _jitted(_round_trip_ir(), "pp", ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+def _jitted(ir: str, name: str, *argtypes: Any) -> tuple[Callable[..., None], object]:
+    """Function `name` (returning void) of the LLVM module `ir`, compiled for this CPU
+    with MCJIT, and its engine (which must outlive the function)."""
     import llvmlite.binding as llvm
     from xrelay.lowering.jit import target_machine
 
-    module = llvm.parse_assembly(_round_trip_ir())
+    module = llvm.parse_assembly(ir)
     module.verify()
     engine = llvm.create_mcjit_compiler(module, target_machine())
     engine.finalize_object()
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(
-        engine.get_function_address("pp")
-    )
-    return fn, engine
+    return ctypes.CFUNCTYPE(None, *argtypes)(engine.get_function_address(name)), engine
 
 
 def round_trip_ns(n: int = 2000) -> float:
@@ -201,18 +205,11 @@ def _fma_loop_ir(width: int) -> str:
 
 @cache
 def _kernel() -> tuple[Callable[[int, int], None], int, object]:
-    import llvmlite.binding as llvm
-    from xrelay.lowering.jit import host_features, target_machine
+    from xrelay.lowering.jit import host_features
 
     features = set(host_features())
     width = 16 if "avx512f" in features else 8 if "avx" in features else 4
-    module = llvm.parse_assembly(_fma_loop_ir(width))
-    module.verify()
-    engine = llvm.create_mcjit_compiler(module, target_machine())
-    engine.finalize_object()
-    fn = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)(
-        engine.get_function_address("fma_loop")
-    )
+    fn, engine = _jitted(_fma_loop_ir(width), "fma_loop", ctypes.c_int64, ctypes.c_void_p)
     return fn, width, engine
 
 
