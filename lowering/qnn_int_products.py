@@ -75,6 +75,7 @@ PIXEL_MAJOR_MAX = 256
 # 0.5 ns a byte) costs more than the layout saves on short products (ResNet-50's 1x1
 # 256 -> 1024 on 14 x 14: 0.11 ms of transpose against 0.04 saved in the GEMM)
 PIXEL_MAJOR_MIN_K = 1024
+VNNI_DIRECT = True  # convolutions read straight from the input on VNNI (A/B switch)
 
 
 def _constant_ints(value: SSAValue) -> np.ndarray | None:
@@ -186,6 +187,16 @@ def direct_pays(c: int, taps: int) -> bool:
     return direct_steps <= 1.5 * -(-(c * taps) // 64)
 
 
+def vnni_direct(group: int, tiles: bool, zx, window: tuple, c: int) -> bool:
+    """Whether a VNNI build's convolution reads its input's words directly (kernels/
+    vnni_conv.py): a window wider than 1 x 1 of stride 1 or 2, unit dilation, a constant
+    zero point (what the padding reads) and channels in whole words of 4."""
+    if not VNNI_DIRECT or group != 4 or tiles or zx is None or not window or c % 4:
+        return False
+    _, (kh, kw), strides, dilation, _, _ = window
+    return kh * kw > 1 and strides in ((1, 1), (2, 2)) and dilation == (1, 1)
+
+
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
     """The weight as s8 values [rows, K] (rows: output channels)."""
     w = np.asarray(array)
@@ -247,6 +258,7 @@ def rewrite_product(
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
         pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
         pixel_major = pixel_major and zx is not None and not tiles
+        pixel_major = pixel_major and not vnni_direct(group, tiles, zx, window, c)
         if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
@@ -286,8 +298,11 @@ def rewrite_product(
     direct = (
         direct and w_shape[2] * w_shape[3] > 1 and direct_pays(w_shape[1], w_shape[2] * w_shape[3])
     )
+    # VNNI: the same, in words of 4 channels (kernels/vnni_conv.py)
+    direct = direct or (a_weight and vnni_direct(group, tiles, zx, spec.window, w_shape[1]))
+    block = 64 if tiles else 4  # channels per step
     if direct:
-        size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width)
+        size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width, block)
         # the kernel pads as it reads: the unpadded input, its padding and zero point
         (_, _), *middle, (_, _), out_size = spec.window
         spec = replace(
@@ -304,7 +319,7 @@ def rewrite_product(
 
     def packed() -> np.ndarray:
         if direct:
-            return pack_direct_rows(matrix.reshape(w_shape), width)
+            return pack_direct_rows(matrix.reshape(w_shape), width, block)
         return packed_weight(matrix, width, group, tiles, a_weight)
 
     packed_arg = weights.add(f"{stem}.packed", (size,), packed, elem)

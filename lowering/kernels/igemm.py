@@ -44,7 +44,7 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
-from xrelay.lowering.kernels import amx, amx_conv
+from xrelay.lowering.kernels import amx, amx_conv, vnni_conv
 from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import b_block, im2col
@@ -357,9 +357,9 @@ def pack(w: Writer, name: str, width: int, group: int) -> None:
             w.block(join)
 
 
-def gemm_serial(w: Writer, nr: int, group: int, unsigned: str) -> None:
+def gemm_serial(w: Writer, nr: int, group: int, unsigned: str, name: str = "") -> None:
     kcg_max = IKC // group
-    with w.function("void", f"@xr_igemm_serial_{unsigned}", PARAMS):
+    with w.function("void", name or f"@xr_igemm_serial_{unsigned}", PARAMS):
         ap = w.op(f"call ptr @aligned_alloc(i64 64, i64 {MC * kcg_max * 4 + 64})")
         bp = w.op(f"call ptr @aligned_alloc(i64 64, i64 {NC * kcg_max * 4 + nr * kcg_max * 4})")
         tmp = w.op(f"alloca [{MR * nr} x i32], align 64")
@@ -517,14 +517,23 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
     w = Writer()
     if tiles:
         return _tiles_ir(w, threads, nr)
-    w.lines.append(HEADER + CONV_HEADER)
+    vnni = group == 4  # convolutions read straight from the input: kernels/vnni_conv.py
+    w.lines.append(HEADER + CONV_HEADER + (amx_conv.HEADER if vnni else ""))
     edge_tile(w, nr)
     pack(w, "@xr_ipack_a", MR, group)
     pack(w, "@xr_ipack_b", nr, group)
     im2col(w)
+    if vnni:
+        amx_conv.band(w)
+        vnni_conv.tile(w, MR)
+        vnni_conv.direct_serial(w, PARAMS, MR)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
-        gemm_serial(w, nr, group, unsigned)
+        if vnni and unsigned == "b":  # direct (geometry value 12) or through im2col blocks
+            gemm_serial(w, nr, group, unsigned, "@xr_igemm_blocks_b")
+            _direct_or_blocks(w, "@xr_vdirect_b")
+        else:
+            gemm_serial(w, nr, group, unsigned)
         # 8-bit products do about 4x the f32 kernel's work per instruction
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
@@ -552,7 +561,7 @@ def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
             amx.gemm_serial(w, unsigned, PARAMS)
         else:  # convolutions: direct (geometry value 12) or through im2col blocks
             amx.gemm_serial(w, unsigned, PARAMS, "@xr_igemm_blocks_b")
-            _direct_or_blocks(w)
+            _direct_or_blocks(w, "@xr_tdirect_b")
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
             4 * PARALLEL_MIN, _rows, _columns, amx.ROWS,
@@ -560,9 +569,10 @@ def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
     return w.text()
 
 
-def _direct_or_blocks(w: Writer) -> None:
-    """xr_igemm_serial_b on tiles: a convolution whose geometry says `direct` on
-    xr_tdirect_b (kernels/amx_conv.py), everything else on xr_igemm_blocks_b."""
+def _direct_or_blocks(w: Writer, direct_fn: str) -> None:
+    """xr_igemm_serial_b: a convolution whose geometry says `direct` on `direct_fn`
+    (xr_tdirect_b on tiles, kernels/amx_conv.py; xr_vdirect_b with VNNI, kernels/
+    vnni_conv.py), everything else on xr_igemm_blocks_b."""
     args = ", ".join(f"{t} {p}" for t, p in PARAMS)
     with w.function("void", "@xr_igemm_serial_b", PARAMS):
         direct = w.var("i1", "false", "direct")
@@ -570,7 +580,7 @@ def _direct_or_blocks(w: Writer) -> None:
             flag = w.op(f"load i64, ptr {w.gep('%geo', '12', 'i64')}")
             w.set(direct, w.op(f"icmp ne i64 {flag}, 0"))
         then, other, join = w.if_else(w.get(direct), "direct")
-        for label, fn in ((then, "@xr_tdirect_b"), (other, "@xr_igemm_blocks_b")):
+        for label, fn in ((then, direct_fn), (other, "@xr_igemm_blocks_b")):
             w.block(label)
             w.do(f"call void {fn}({args})")
             w.br(join)

@@ -113,19 +113,22 @@ def pack_tile_rows(mat: np.ndarray, width: int) -> np.ndarray:
     return np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()
 
 
-def pack_direct_rows(weight: np.ndarray, width: int) -> np.ndarray:
-    """An 8-bit convolution weight [R, C, KH, KW] (s8) -> the A layout of the direct AMX
-    convolution (lowering/kernels/amx_conv.py): K ordered (i, j, c) with c padded to a
-    multiple of 64, rows padded to `width` (32), tile-major: per panel of `width` rows,
-    each step's rows of 64 bytes together."""
+def pack_direct_rows(weight: np.ndarray, width: int, block: int = 64) -> np.ndarray:
+    """An 8-bit convolution weight [R, C, KH, KW] (s8) -> the A layout of a direct
+    convolution: K ordered (i, j, c) with c padded to a multiple of `block`, rows padded
+    to `width`, step-major: per panel of `width` rows, each step's rows of `block` bytes
+    together. AMX (lowering/kernels/amx_conv.py): width 32, steps of 64 bytes (a tile
+    row); VNNI (lowering/kernels/vnni_conv.py): width 6, steps of one 4-byte word."""
     r, c, kh, kw = weight.shape
-    cp = -(-c // 64) * 64
+    cp = -(-c // block) * block
     m = np.zeros((padded(r, width), kh, kw, cp), np.int8)
     m[:r, :, :, :c] = weight.transpose(0, 2, 3, 1)
-    steps = kh * kw * cp // 64
-    return np.ascontiguousarray(m.reshape(-1, width, steps, 64).transpose(0, 2, 1, 3)).reshape(-1)
+    steps = kh * kw * cp // block
+    return np.ascontiguousarray(m.reshape(-1, width, steps, block).transpose(0, 2, 1, 3)).reshape(
+        -1
+    )
 
 
-def direct_size(rows: int, c: int, kh: int, kw: int, width: int) -> int:
+def direct_size(rows: int, c: int, kh: int, kw: int, width: int, block: int = 64) -> int:
     """Bytes of pack_direct_rows' result."""
-    return padded(rows, width) * kh * kw * (-(-c // 64) * 64)
+    return padded(rows, width) * kh * kw * (-(-c // block) * block)

@@ -182,9 +182,10 @@ def test_batched_pointwise_and_signed_convolutions(layout, n, k, xt, zx, stride,
         np.testing.assert_array_equal(got, want)
 
 
-def stage_ir(text: str, params: dict) -> str:
+def stage_ir(text: str, params: dict, options: dict | None = None) -> str:
     module = xrelay.parse_module(text)
-    lower(module, ctx=BuildContext(params=dict(params)), stop_after="qnn-int-products")
+    lower(module, ctx=BuildContext(params=dict(params)), stop_after="qnn-int-products",
+          options={"qnn-int-products": options or {}})  # fmt: skip
     return str(module)
 
 
@@ -401,7 +402,8 @@ def test_convolutions_on_few_pixels_run_pixel_major(
     made as the im2col's transpose by the GEMM (3x3, padded), the weight packed as B, the
     per-channel requantization in the epilogue's columns, the bytes or the i32 result
     transposed back; exact either way, on one thread and two (200 channels: 7 x 7 pixels
-    split across threads by columns, 16 x 16 by rows)."""
+    split across threads by columns, 16 x 16 by rows). With VNNI (group 4) the window's
+    convolutions read their input directly instead (kernels/vnni_conv.py)."""
     o = 200
     if kind == "window":  # 3x3, padding 1, bias, requantize, clip: K = 1080
         clip = "a_min = 5.0 : f64, a_max = 250.0 : f64"
@@ -410,8 +412,11 @@ def test_convolutions_on_few_pixels_run_pixel_major(
     else:  # 1x1, s8 data, the i32 result
         text = conv_text(1, c, o, 1, "i8", -9).replace("9x9", f"{size}x{size}")
         w = rng.integers(-128, 128, (o, c, 1, 1)).astype(np.int8)
-    ir = stage_ir(text, {"w": w})
-    assert "xr_igemm" in ir and ("relay.transpose" in ir) == pixel_major
+    group = build_module.int_group(None)  # the layout's
+    ir = stage_ir(text, {"w": w}, {"group": group})
+    direct = kind == "window" and group == 4  # VNNI reads windows directly: vnni_conv.py
+    assert "xr_igemm" in ir and ("relay.transpose" in ir) == (pixel_major and not direct)
+    assert ("direct = true" in ir) == direct
     signed = kind == "pointwise"
     x = rng.integers(-128 if signed else 0, 128 if signed else 256, (1, c, size, size))
     x = x.astype(np.int8 if signed else np.uint8)

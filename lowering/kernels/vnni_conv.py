@@ -1,0 +1,142 @@
+"""8-bit convolutions of stride 1 or 2 on AVX-512 VNNI without im2col: `xr_vdirect_b`, the
+serial part of `xr_igemm_b` on a VNNI build when its geometry's 13th value (`direct`) is
+set (qnn-int-products does that for KH x KW > 1, unit-dilation convolutions whose input
+channels are a multiple of 4).
+
+The AMX direct convolution's scheme (kernels/amx_conv.py) on igemm's 6 x 32 register tile:
+the output is computed on the padded input's grid (virtual column p = oy * Wq + ox, the
+columns with ox >= OW computed and dropped), so tap (i, j) of a tile's 32 columns reads 32
+consecutive words of the band (xr_tband: the input's channels in 4-byte words of four,
+[C / 4][phases][rows][Wq], padded with the zero point as it is made, once per call), one
+offset for the whole tap. Per tap and channel word g the tile loads two vectors of 16
+words straight from the band and broadcasts six weight words: nothing is packed per call
+but the band, and the whole K accumulates in the 12 accumulators before one epilogue
+(igemm's xr_iedge, run by run of valid columns, as the AMX kernel's).
+
+im2col's blocks (kernels/iconv_pack.py) cost more than the products on small outputs:
+ResNet-50 int8's 3 x 3 convolutions of 7 x 7 pixels took 0.49 ms against 0.33 for the
+same product as a plain matrix.
+
+A (the weight) is packed at build time by prepack.pack_direct_rows(width 6, block 4):
+K ordered (i, j, c) with c padded to a multiple of 4, per panel of 6 rows the words of
+each (tap, g) together.
+"""
+
+from __future__ import annotations
+
+from xrelay.lowering.kernels.amx_conv import SLACK
+from xrelay.lowering.kernels.conv_pack import load_geometry
+from xrelay.lowering.kernels.irtext import Writer
+
+COLS = 32  # a tile's virtual columns (two vectors of 16 i32 lanes)
+V = "<16 x i32>"
+
+TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
+               ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%G"),
+               ("i64", "%S"), ("i64", "%PQ"), ("ptr", "%t")]  # fmt: skip
+
+
+def tile(w: Writer, mr: int) -> None:
+    """xr_vdirect_tile: the mr x 32 i32 tile t (rows 32 apart) of an mr-row panel `ap` and
+    virtual columns boff.. of the band, over every tap (i, j) (in phase (i % S, j % S) of
+    PQ words, row i / S and column j / S) and every channel word g < G."""
+    with w.function("void", "@xr_vdirect_tile", TILE_PARAMS):
+        accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
+        with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
+            phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
+            within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
+            b_tap = w.gep("%buf", w.add("%boff", w.add(w.mul(phase, "%PQ"), within)), "i32")
+            a_tap = w.gep("%ap", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(mr)), "i32")
+            with w.loop("g", "0", "%G") as g:
+                bp = w.gep(b_tap, w.mul(g, "%plane"), "i32")
+                b = [
+                    w.op(f"load {V}, ptr {w.gep(bp, str(16 * h), 'i32')}, align 4") for h in (0, 1)
+                ]
+                ap = w.gep(a_tap, w.mul(g, str(mr)), "i32")
+                for r in range(mr):
+                    word = w.op(f"load i32, ptr {w.gep(ap, str(r), 'i32')}, align 4")
+                    one = w.op(f"insertelement {V} poison, i32 {word}, i64 0")
+                    a = w.op(f"shufflevector {V} {one}, {V} poison, <16 x i32> zeroinitializer")
+                    for h in range(2):  # the band's bytes are the u8 operand
+                        acc = w.op(
+                            f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {b[h]}, {V} {a})"
+                        )
+                        w.set(accs[r][h], acc)
+        for r in range(mr):
+            for h in range(2):
+                at = w.gep("%t", str(r * COLS + 16 * h), "i32")
+                w.do(f"store {V} {w.get(accs[r][h])}, ptr {at}, align 4")
+
+
+def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
+    """xr_vdirect_b (igemm's parameters): rows [arow0, arow0 + M) of the prepacked weight
+    (panels of mr rows), output pixels [bcol0, bcol0 + N) (C, Q and the row vectors
+    already offset to them, as the serial parts get them)."""
+    with w.function("void", "@xr_vdirect_b", params):
+        g = load_geometry(w)
+        H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
+        fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
+        taps = w.mul(KH, KW)
+        C = w.op(f"sdiv i64 %K, {taps}")
+        Cp = w.op(f"and i64 {w.add(C, '3')}, -4")
+        G = w.op(f"sdiv i64 {Cp}, 4")
+        panel_words = w.mul(w.mul(taps, G), str(mr))
+        # the grid's width: a phase's columns the window reads
+        Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))
+        j0, j1 = "%bcol0", w.add("%bcol0", "%N")
+        oy0 = w.op(f"sdiv i64 {j0}, {OW}")
+        last = w.sub(j1, "1")
+        oy1 = w.op(f"sdiv i64 {last}, {OW}")
+        rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
+        PQ = w.mul(rows, Wq)
+        plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
+        size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
+        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
+        w.do(
+            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
+            f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
+            f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
+        )
+        tmp = w.op(f"alloca [{mr * COLS + COLS} x i32], align 64")  # + a row: offset reads
+        base = w.mul(oy0, Wq)  # the band's first virtual column
+        v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
+        v1 = w.add(w.add(w.mul(oy1, Wq), w.op(f"srem i64 {last}, {OW}")), "1")
+        nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
+        requant = ", ".join(
+            f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
+        )
+        with w.loop("ir", "0", "%M", str(mr)) as ir, w.loop("jv", v0, v1, str(COLS)) as jv:
+            m_here = w.min(str(mr), w.sub("%M", ir))
+            panel = w.op(f"sdiv i64 {w.add('%arow0', ir)}, {mr}")
+            ap = w.gep("%a", w.mul(panel, panel_words), "i32")
+            w.do(
+                f"call void @xr_vdirect_tile(ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, "
+                f"i64 {plane}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, i64 {PQ}, ptr {tmp})"
+            )
+            trow = w.gep("%trow", ir, "i32")
+            trow = w.op(f"select i1 {nulls['trow']}, ptr @xr_izeros, ptr {trow}")
+            qrow = w.gep("%qrow", ir)
+            qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
+            # the output rows this block of virtual columns covers, each a run
+            oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
+            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(COLS - 1))}, {Wq}"), "1")
+            with w.loop("oy", oy_a, oy_b) as oy:
+                row0 = w.mul(oy, Wq)
+                p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
+                p_b = w.min(w.add(jv, str(COLS)), w.add(row0, OW))
+                # as output pixels, within this call's [j0, j1)
+                jrow = w.mul(oy, OW)
+                ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 {j0})")
+                jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
+                with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
+                    col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
+                    at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
+                    ctile = w.gep("%c", at, "i32")
+                    qtile = w.gep("%q", at, "i8")
+                    qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
+                    w.do(
+                        f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, "
+                        f"i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, "
+                        f"ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, {requant})"
+                    )
+        w.do(f"call void @free(ptr {buf})")

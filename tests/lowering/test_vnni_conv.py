@@ -1,0 +1,135 @@
+"""8-bit convolutions of stride 1 or 2 read straight from the input on AVX-512 VNNI
+(lowering/kernels/vnni_conv.py): the tile over every tap and channel word gives numpy's
+integers; whole convolutions (window sizes, padding, row edges, batches, s8 data, both
+strides, the few-pixel shapes that ran pixel-major before, 1-3 threads) give the
+reference executor's, and only the convolutions the kernel serves take the path."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+import xrelay
+from xrelay.lowering import compile_worker, qnn_int_products
+from xrelay.lowering.context import BuildContext
+from xrelay.lowering.jit import int_group, resolve_target
+from xrelay.lowering.kernels import amx_conv, gemm, igemm
+from xrelay.lowering.kernels.prepack import pack_direct_rows
+from xrelay.lowering.pipeline import lower
+
+from .test_amx_conv import conv_text
+
+build_module = importlib.import_module("xrelay.lowering.build")
+rng = np.random.default_rng(12)
+needs_vnni = pytest.mark.skipif(int_group() != 4, reason="no AVX-512 VNNI on this CPU")
+
+
+@needs_vnni
+@pytest.mark.parametrize(("c", "kh", "kw"), [(72, 3, 3), (4, 1, 3), (20, 5, 2)])
+def test_the_tile_gives_numpys_integers(c, kh, kw):
+    """6 weight rows (s8, extreme values) times the band's words (u8) over every tap and
+    word of 4 channels, 32 virtual columns from an offset."""
+    width, rows, boff, mr = 13, kh + 3, 5, igemm.MR
+    plane = rows * width + amx_conv.SLACK
+    weight = rng.integers(-128, 128, (mr, c, kh, kw)).astype(np.int8)
+    weight[0] = -128
+    band = rng.integers(0, 256, (c // 4, plane, 4)).astype(np.uint8)
+    band[rng.random(band.shape) < 0.1] = 255
+    packed = pack_direct_rows(weight, mr, 4)
+    want = np.zeros((mr, 32), np.int64)
+    for i in range(kh):
+        for j in range(kw):
+            start = boff + i * width + j
+            cols = band[:, start : start + 32, :].transpose(0, 2, 1).reshape(c, 32)
+            want += weight[:, :, i, j].astype(np.int64) @ cols.astype(np.int64)
+    module = llvm.parse_assembly(gemm.HEADER + igemm.runtime_ir(False, 16, 4))
+    machine = compile_worker.target_machine(resolve_target(None), pic=False)
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    kind = ctypes.CFUNCTYPE(
+        None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 8, ctypes.c_void_p
+    )
+    fn = kind(engine.get_function_address("xr_vdirect_tile"))
+    t = np.full((mr + 1, 32), -1, np.int32)
+    args = (boff, plane, kh, kw, width, c // 4, 1, rows * width)  # stride 1: one phase
+    fn(packed.ctypes.data, band.ctypes.data, *args, t.ctypes.data)
+    np.testing.assert_array_equal(t[:mr], want)
+    del engine
+
+
+@pytest.fixture
+def on_vnni(monkeypatch):
+    """The VNNI path even on an AMX host (which would take the tiles)."""
+    monkeypatch.setattr(build_module, "amx_tiles", lambda _target: False)
+
+
+CASES = [  # n, c, o, kh, kw, h, w, padding, data type, zero point(, stride)
+    (1, 48, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 7),
+    (1, 100, 40, 3, 3, 20, 23, (1, 0, 1, 2), "i8", -9),
+    (2, 64, 33, 5, 5, 11, 13, (2, 2, 2, 2), "ui8", 255),
+    (1, 52, 64, 5, 5, 7, 7, (0, 0, 0, 0), "ui8", 0),
+    (1, 128, 20, 1, 3, 6, 40, (0, 1, 0, 1), "ui8", 3),
+    (1, 512, 70, 3, 3, 7, 7, (1, 1, 1, 1), "ui8", 4),  # few pixels: was pixel-major
+    # stride 2: the input's four phases (odd and even sizes, a 7x7 window)
+    (1, 64, 40, 3, 3, 20, 23, (1, 0, 1, 2), "i8", -9, 2),
+    (2, 100, 33, 3, 3, 15, 16, (1, 1, 1, 1), "ui8", 255, 2),
+    (1, 64, 8, 7, 7, 19, 18, (3, 3, 3, 3), "ui8", 4, 2),
+    (1, 256, 30, 3, 3, 14, 14, (1, 1, 1, 1), "ui8", 4, 2),
+]
+
+
+@needs_vnni
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:7])) + f"s{c[10:] or 1}")
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_direct_convolutions_are_exact(on_vnni, monkeypatch, case, threads):
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    n, c, o, kh, kw, h, w, _, xt, *_ = case
+    text = conv_text(*case)
+    info = np.iinfo(np.uint8 if xt == "ui8" else np.int8)
+    x = rng.integers(info.min, info.max + 1, (n, c, h, w)).astype(info.dtype)
+    x[:, ::3] = info.max
+    weight = rng.integers(-128, 128, (o, c, kh, kw)).astype(np.int8)
+    weight[::2] = -128
+    params = {"w": weight}
+    assert "direct = true" in _stage(text, params)
+    lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False)
+    (got,) = lib.run(x=x)
+    (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
+    np.testing.assert_array_equal(got, want)
+
+
+def _stage(text: str, params: dict) -> str:
+    module = xrelay.parse_module(text)
+    options = {"qnn-int-products": {"group": 4, "vector_width": 16}}
+    lower(module, ctx=BuildContext(params=dict(params)), stop_after="qnn-int-products",
+          options=options)  # fmt: skip
+    return str(module)
+
+
+def test_only_windows_of_whole_channel_words_are_direct(monkeypatch):
+    """3x3 convolutions of a multiple of 4 channels with stride 1 or 2 are direct on VNNI;
+    one of 6 channels, 1x1 ones, stride 3, a dilated one, i16 pairs (group 2) and the
+    switch off keep the im2col blocks."""
+    weight = rng.integers(-128, 128, (8, 64, 3, 3)).astype(np.int8)
+    text = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
+    assert "direct = true" in _stage(text, {"w": weight})
+    halved = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0, 2)
+    assert "direct = true" in _stage(halved, {"w": weight})
+    odd = conv_text(1, 6, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0)
+    assert "direct" not in _stage(odd, {"w": weight[:, :6].copy()})
+    strided = conv_text(1, 64, 8, 3, 3, 9, 9, (1, 1, 1, 1), "ui8", 0, 3)
+    assert "direct" not in _stage(strided, {"w": weight})
+    dilated = text.replace("strides =", "dilation = array<i64: 2, 2>, strides =")
+    dilated = dilated.replace("1x8x9x9xi32", "1x8x7x7xi32")
+    assert "direct" not in _stage(dilated, {"w": weight})
+    pointwise = conv_text(1, 64, 8, 1, 1, 9, 9, (0, 0, 0, 0), "ui8", 0)
+    assert "direct" not in _stage(pointwise, {"w": weight[:, :, :1, :1].copy()})
+    module = xrelay.parse_module(text)
+    lower(module, ctx=BuildContext(params={"w": weight}), stop_after="qnn-int-products",
+          options={"qnn-int-products": {"group": 2, "vector_width": 16}})  # fmt: skip
+    assert "direct" not in str(module)
+    monkeypatch.setattr(qnn_int_products, "VNNI_DIRECT", False)
+    assert "direct" not in _stage(text, {"w": weight})
