@@ -68,9 +68,11 @@ class Writer:
         return slot, ty
 
     def alloca(self, ty: str, stem: str = "slot") -> str:
-        """A stack slot of type `ty`, allocated once in the entry block."""
+        """A stack slot of type `ty`, allocated once in the entry block, 64-byte aligned:
+        a <16 x i32> slot's loads and stores assume its natural alignment of 64 (32 let
+        unoptimized code, where the slot stays in memory, fault on aligned moves)."""
         slot = self.fresh(stem)
-        self._allocas.append(f"  {slot} = alloca {ty}, align 32")
+        self._allocas.append(f"  {slot} = alloca {ty}, align 64")
         return slot
 
     def get(self, v: tuple[str, str]) -> str:

@@ -60,6 +60,56 @@ def test_the_tile_gives_numpys_integers(c, kh, kw):
     del engine
 
 
+def _band_reference(x, cp, pt, pl, s, kh, kw, oy0, rows, wq, flip, fill):
+    """xr_tband's words as numpy makes them: [cp / 4][phases][rows][wq][4] bytes."""
+    c, h, w = x.shape
+    phases = [(a, b) for a in range(min(s, kh)) for b in range(min(s, kw))]
+    out = np.zeros((cp // 4, s * s, rows, wq, 4), np.uint8)
+    for a, b in phases:
+        for r in range(rows):
+            for q in range(wq):
+                iy, ix = s * (oy0 + r) + a - pt, s * q + b - pl
+                for ch in range(c):
+                    inside = 0 <= iy < h and 0 <= ix < w
+                    value = (x[ch, iy, ix] ^ flip) if inside else fill
+                    out[ch // 4, a * s + b, r, q, ch % 4] = value
+    return out
+
+
+@needs_vnni
+@pytest.mark.parametrize(
+    ("c", "h", "w", "s", "pad", "oy0", "rows"),
+    [(8, 9, 9, 1, 1, 0, 9), (6, 7, 40, 1, 2, 1, 4), (12, 14, 14, 2, 1, 0, 8),
+     (5, 15, 37, 2, 3, 2, 5), (4, 3, 70, 1, 1, 0, 5)],
+)  # fmt: skip
+@pytest.mark.parametrize("flip", [0, 0x80])
+def test_the_band_gives_numpys_words(c, h, w, s, pad, oy0, rows, flip):
+    """The band of channel words (shared with the AMX kernel): rows inside and outside the
+    input, chunks wholly inside it and at both edges, both strides, channels past C zero,
+    the fill byte in the padding, s8 data flipped."""
+    kh = kw = 3
+    wq = (w + 2 * pad - kw) // s + 1 + (kw - 1) // s
+    cp = -(-c // 4) * 4
+    plane = s * s * rows * wq + amx_conv.SLACK
+    x = rng.integers(0, 256, (c, h, w)).astype(np.uint8)
+    fill = 77
+    buf = np.full(cp // 4 * plane * 4 + 256, 0xEE, np.uint8)
+    module = llvm.parse_assembly(gemm.HEADER + igemm.runtime_ir(False, 16, 4))
+    machine = compile_worker.target_machine(resolve_target(None), pic=False)
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    kind = ctypes.CFUNCTYPE(
+        None, ctypes.c_void_p, *[ctypes.c_int64] * 12, ctypes.c_void_p, *[ctypes.c_int64] * 3
+    )
+    band = kind(engine.get_function_address("xr_tband"))
+    band(x.ctypes.data, c, cp, h, w, pad, pad, s, kh, kw, oy0, rows, wq, buf.ctypes.data,
+         plane, flip, fill)  # fmt: skip
+    got = buf[: cp // 4 * plane * 4].reshape(cp // 4, plane, 4)[:, : s * s * rows * wq]
+    want = _band_reference(x, cp, pad, pad, s, kh, kw, oy0, rows, wq, flip, fill)
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+    del engine
+
+
 @pytest.fixture
 def on_vnni(monkeypatch):
     """The VNNI path even on an AMX host (which would take the tiles)."""
