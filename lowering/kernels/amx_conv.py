@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from xrelay.lowering.kernels.amx import ROWS, TILE
 from xrelay.lowering.kernels.conv_pack import load_geometry
-from xrelay.lowering.kernels.irtext import Writer, concat, splat
+from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
 STEP_BYTES = ROWS * 64  # one step of a 32-row panel: 32 rows x 64 bytes
 SLACK = ROWS  # words after each plane: the last block's dropped columns read there
@@ -50,8 +50,8 @@ def band(w: Writer) -> None:
     1x1 one only phase (0, 0)): phase (a, b) row r and column q hold padded row
     S (oy0 + r) + a, column S q + b, for r < rows, q < Wq -> dst[g][a][b][r][q] words of
     channels 4g..4g+3 (zero past C), each group's plane `plane` words apart: 16 columns at
-    a time, four channel rows interleaved (with S = 2 the even bytes of 32). A chunk of
-    four real channels wholly inside the input is four plain loads; rows outside it are
+    a time, four channel rows interleaved (with S = 2 the even bytes of 32). A chunk
+    wholly inside the input is four plain loads (channels past C zeroed); rows outside it are
     the fill word; only the chunks at the input's left and right edges are masked (the
     masks made from scalar bit ranges). (All of it masked, with vector compares for the
     masks and a stride test per channel, took 0.4-0.8 ns a byte: a third of ResNet-50
@@ -61,15 +61,6 @@ def band(w: Writer) -> None:
               ("i64", "%oy0"), ("i64", "%rows"), ("i64", "%Wq"), ("ptr", "%dst"),
               ("i64", "%plane"), ("i64", "%flip"), ("i64", "%fill")]  # fmt: skip
     v, v2 = "<16 x i8>", "<32 x i8>"
-
-    def bits(lo: str, hi: str, n: int) -> str:
-        """<n x i1>: lanes [max(lo, 0), min(hi, n)) (lo and hi i64)."""
-        lo = w.min(w.op(f"call i64 @llvm.smax.i64(i64 {lo}, i64 0)"), str(n))
-        hi = w.min(w.op(f"call i64 @llvm.smax.i64(i64 {hi}, i64 0)"), str(n))
-        below_hi = w.sub(w.op(f"shl i64 1, {hi}"), "1")
-        below_lo = w.sub(w.op(f"shl i64 1, {lo}"), "1")
-        m = w.op(f"and i64 {below_hi}, {w.op(f'xor i64 {below_lo}, -1')}")
-        return w.op(f"bitcast i{n} {w.op(f'trunc i64 {m} to i{n}')} to <{n} x i1>")
 
     with w.function("void", "@xr_tband", params):
         fv = splat(w, w.op("trunc i64 %flip to i8"), 16, "i8")
@@ -88,7 +79,6 @@ def band(w: Writer) -> None:
                 chans.append((real, w.gep("%x", w.mul(cm, hw), "i8")))
                 byte = w.op(f"select i1 {real}, i64 {w.op('and i64 %fill, 255')}, i64 0")
                 word = w.op(f"or i64 {word}, {w.op(f'shl i64 {byte}, {8 * i}')}")
-            all_real = chans[3][0]
             fill_word = splat(w, w.op(f"trunc i64 {word} to i32"), 16, "i32")
             with (
                 w.loop("a", "0", w.min("%S", "%KH")) as a,  # the phases some tap reads
@@ -110,10 +100,10 @@ def band(w: Writer) -> None:
                     ix = w.sub(w.add(w.mul(q, "%S"), b), "%PL")  # the input column of lane 0
                     clear = w.op(f"icmp sge i64 {ix}, 0")
                     clear = w.op(f"and i1 {clear}, {w.op(f'icmp sle i64 {w.add(ix, span)}, %W')}")
-                    plain, edge, joined = w.if_else(w.op(f"and i1 {clear}, {all_real}"), "plain")
+                    plain, edge, joined = w.if_else(clear, "plain")
                     w.block(plain)
                     rows_ = []
-                    for _, at in chans:
+                    for real, at in chans:
                         src = w.gep(at, w.add(rowoff, ix), "i8")
                         pair, unit, got = w.if_else(two, "pair")
                         w.block(pair)
@@ -125,18 +115,19 @@ def band(w: Writer) -> None:
                         w.br(got)
                         w.block(got)
                         x = w.op(f"phi {v} [ {even}, %{pair} ], [ {x1}, %{unit} ]")
-                        rows_.append(w.op(f"xor {v} {x}, {fv}"))
+                        x = w.op(f"xor {v} {x}, {fv}")
+                        rows_.append(w.op(f"select i1 {real}, {v} {x}, {v} zeroinitializer"))
                     _store_words(w, rows_, out, q)
                     w.br(joined)
                     w.block(edge)  # lanes l with 0 <= ix + l < W (bytes ix + S l)
                     to_end = w.sub("%W", ix)
-                    mask2 = bits(w.sub("0", ix), to_end, 32)
-                    mask = bits(w.sub("0", ix), to_end, 16)
+                    mask2 = lane_range(w, w.sub("0", ix), to_end, 32)
+                    mask = lane_range(w, w.sub("0", ix), to_end, 16)
                     halves = [
                         w.op(f"sdiv i64 {w.add(e, '1')}, 2") for e in (w.sub("0", ix), to_end)
                     ]
                     lanes = w.op(
-                        f"select i1 {two}, <16 x i1> {bits(*halves, 16)}, <16 x i1> {mask}"
+                        f"select i1 {two}, <16 x i1> {lane_range(w, *halves, 16)}, <16 x i1> {mask}"
                     )
                     rows_ = []
                     for real, at in chans:

@@ -525,7 +525,7 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
     im2col(w)
     if vnni:
         amx_conv.band(w)
-        vnni_conv.tile(w, MR)
+        vnni_conv.tile(w, MR, requantize)
         vnni_conv.direct_serial(w, PARAMS, MR)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)

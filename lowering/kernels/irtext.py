@@ -184,6 +184,17 @@ def floor_zero(w: Writer, lo: str) -> str:
     return w.op(f"select i1 {positive_zero}, float 0.0, float -0.0")
 
 
+def lane_range(w: Writer, lo: str, hi: str, n: int) -> str:
+    """The <n x i1> mask of lanes [max(lo, 0), min(hi, n)) (lo, hi: i64; n <= 32), made
+    from scalar bits (cheaper than comparing an iota vector)."""
+    lo = w.min(w.op(f"call i64 @llvm.smax.i64(i64 {lo}, i64 0)"), str(n))
+    hi = w.min(w.op(f"call i64 @llvm.smax.i64(i64 {hi}, i64 0)"), str(n))
+    below_hi = w.sub(w.op(f"shl i64 1, {hi}"), "1")
+    below_lo = w.sub(w.op(f"shl i64 1, {lo}"), "1")
+    m = w.op(f"and i64 {below_hi}, {w.op(f'xor i64 {below_lo}, -1')}")
+    return w.op(f"bitcast i{n} {w.op(f'trunc i64 {m} to i{n}')} to <{n} x i1>")
+
+
 def first_lanes(w: Writer, count: str, n: int) -> str:
     """The <n x i1> mask of lanes below `count` (an i64: none when negative, all from n)."""
     bound = w.op(f"trunc i64 {w.min(count, str(n))} to i32")

@@ -24,23 +24,36 @@ each (tap, g) together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xrelay.lowering.kernels.amx_conv import SLACK
 from xrelay.lowering.kernels.conv_pack import load_geometry
-from xrelay.lowering.kernels.irtext import Writer
+from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
 COLS = 32  # a tile's virtual columns (two vectors of 16 i32 lanes)
+REGISTER_EPILOGUE = True  # requantized tiles store their bytes from registers (A/B switch)
 V = "<16 x i32>"
 
 TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
                ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%G"),
                ("i64", "%S"), ("i64", "%PQ"), ("ptr", "%t")]  # fmt: skip
+# the requantizing epilogue's: the rows' bytes (Q at the panel's first row, or null: the
+# tile goes to t), trow / qrow at that row, valid rows, the tile's first virtual column,
+# OW, the call's output pixels [j0, j1), and igemm's REQUANT
+EPILOGUE_PARAMS = [("ptr", "%q"), ("i64", "%ldc"), ("ptr", "%trow"), ("ptr", "%qrow"),
+                   ("i64", "%mrows"), ("i64", "%jv"), ("i64", "%OW"),
+                   ("i64", "%j0"), ("i64", "%j1"), ("float", "%qzp"), ("float", "%qlo"),
+                   ("float", "%qhi")]  # fmt: skip
 
 
-def tile(w: Writer, mr: int) -> None:
-    """xr_vdirect_tile: the mr x 32 i32 tile t (rows 32 apart) of an mr-row panel `ap` and
-    virtual columns boff.. of the band, over every tap (i, j) (in phase (i % S, j % S) of
-    PQ words, row i / S and column j / S) and every channel word g < G."""
-    with w.function("void", "@xr_vdirect_tile", TILE_PARAMS):
+def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
+    """xr_vdirect_tile: the mr x 32 i32 tile of an mr-row panel `ap` and virtual columns
+    boff.. of the band, over every tap (i, j) (in phase (i % S, j % S) of PQ words, row
+    i / S and column j / S) and every channel word g < G. With %q null it goes to t (rows
+    32 apart); else each row plus trow, times qrow, is requantized in registers
+    (`requantize`: igemm's, operation for operation as xr_iedge does it) and its bytes are
+    stored run by run of valid columns (one masked store per row and output row)."""
+    with w.function("void", "@xr_vdirect_tile", TILE_PARAMS + EPILOGUE_PARAMS):
         accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
         with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
             phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
@@ -62,10 +75,47 @@ def tile(w: Writer, mr: int) -> None:
                             f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {b[h]}, {V} {a})"
                         )
                         w.set(accs[r][h], acc)
+        plain, quant, done = w.if_else(w.op("icmp eq ptr %q, null"), "plain")
+        w.block(plain)
         for r in range(mr):
             for h in range(2):
                 at = w.gep("%t", str(r * COLS + 16 * h), "i32")
                 w.do(f"store {V} {w.get(accs[r][h])}, ptr {at}, align 4")
+        w.br(done)
+        w.block(quant)
+        rows = []
+        for r in range(mr):
+            t = w.op(f"load i32, ptr {w.gep('%trow', str(r), 'i32')}")
+            t = splat(w, t, 16, "i32")
+            qr = w.op(f"load float, ptr {w.gep('%qrow', str(r))}")
+            m = splat(w, w.op(f"fmul float {qr}, 1.0"), 16, "float")  # (x qcol: ones)
+            halves = []
+            for h in range(2):  # (+ tcol, all zeros, as xr_iedge adds it)
+                x = w.op(f"add {V} {w.op(f'add {V} {w.get(accs[r][h])}, {t}')}, zeroinitializer")
+                halves.append(requantize(w, x, m, 16))
+            rows.append(concat(w, halves, 16, "i8"))
+        # the output rows this block of virtual columns covers, each a run
+        oy_a = w.op("sdiv i64 %jv, %Wq")
+        oy_b = w.add(w.op(f"sdiv i64 {w.add('%jv', str(COLS - 1))}, %Wq"), "1")
+        with w.loop("oy", oy_a, oy_b) as oy:
+            row0 = w.mul(oy, "%Wq")
+            p_a = w.op(f"call i64 @llvm.smax.i64(i64 %jv, i64 {row0})")
+            p_b = w.min(w.add("%jv", str(COLS)), w.add(row0, "%OW"))
+            jrow = w.mul(oy, "%OW")  # as output pixels, within this call's [j0, j1)
+            ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 %j0)")
+            jb = w.min(w.add(jrow, w.sub(p_b, row0)), "%j1")
+            with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
+                col = w.sub(w.add(row0, w.sub(ja, jrow)), "%jv")  # in the tile
+                mask = lane_range(w, col, w.add(col, w.sub(jb, ja)), COLS)
+                at = w.gep("%q", w.sub(w.sub(ja, "%j0"), col), "i8")  # lane c: pixel ja + c - col
+                for r in range(mr):
+                    with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
+                        dst = w.gep(at, w.mul(str(r), "%ldc"), "i8")
+                        w.do(
+                            f"call void @llvm.masked.store.v32i8.p0(<32 x i8> {rows[r]}, ptr {dst}, i32 1, <32 x i1> {mask})"
+                        )
+        w.br(done)
+        w.block(done)
 
 
 def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
@@ -109,34 +159,41 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
             m_here = w.min(str(mr), w.sub("%M", ir))
             panel = w.op(f"sdiv i64 {w.add('%arow0', ir)}, {mr}")
             ap = w.gep("%a", w.mul(panel, panel_words), "i32")
-            w.do(
-                f"call void @xr_vdirect_tile(ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, "
-                f"i64 {plane}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, i64 {PQ}, ptr {tmp})"
-            )
             trow = w.gep("%trow", ir, "i32")
             trow = w.op(f"select i1 {nulls['trow']}, ptr @xr_izeros, ptr {trow}")
             qrow = w.gep("%qrow", ir)
             qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
-            # the output rows this block of virtual columns covers, each a run
-            oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
-            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(COLS - 1))}, {Wq}"), "1")
-            with w.loop("oy", oy_a, oy_b) as oy:
-                row0 = w.mul(oy, Wq)
-                p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
-                p_b = w.min(w.add(jv, str(COLS)), w.add(row0, OW))
-                # as output pixels, within this call's [j0, j1)
-                jrow = w.mul(oy, OW)
-                ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 {j0})")
-                jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
-                with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
-                    col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
-                    at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
-                    ctile = w.gep("%c", at, "i32")
-                    qtile = w.gep("%q", at, "i8")
-                    qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
-                    w.do(
-                        f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, "
-                        f"i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, "
-                        f"ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, {requant})"
-                    )
+            qpanel = w.gep("%q", w.mul(ir, "%ldc"), "i8")
+            in_tile = nulls["q"] if REGISTER_EPILOGUE else "true"
+            qpanel = w.op(f"select i1 {in_tile}, ptr null, ptr {qpanel}")
+            w.do(
+                f"call void @xr_vdirect_tile(ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, "
+                f"i64 {plane}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, i64 {PQ}, ptr {tmp}, "
+                f"ptr {qpanel}, i64 %ldc, ptr {trow}, ptr {qrow}, i64 {m_here}, i64 {jv}, "
+                f"i64 {OW}, i64 {j0}, i64 {j1}, {requant})"
+            )
+            with w.if_(in_tile):  # the i32 C (or bytes) from t, run by run of valid columns
+                oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
+                oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(COLS - 1))}, {Wq}"), "1")
+                with w.loop("oy", oy_a, oy_b) as oy:
+                    row0 = w.mul(oy, Wq)
+                    p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
+                    p_b = w.min(w.add(jv, str(COLS)), w.add(row0, OW))
+                    # as output pixels, within this call's [j0, j1)
+                    jrow = w.mul(oy, OW)
+                    ja = w.add(jrow, w.sub(p_a, row0))
+                    ja = w.op(f"call i64 @llvm.smax.i64(i64 {ja}, i64 {j0})")
+                    jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
+                    with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
+                        col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
+                        at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
+                        ctile = w.gep("%c", at, "i32")
+                        qtile = w.gep("%q", at, "i8")
+                        qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
+                        w.do(
+                            f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, "
+                            f"i64 %ldc, i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, "
+                            f"ptr {trow}, ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, "
+                            f"{requant})"
+                        )
         w.do(f"call void @free(ptr {buf})")

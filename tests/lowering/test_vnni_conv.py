@@ -21,6 +21,7 @@ from xrelay.lowering.kernels.prepack import pack_direct_rows
 from xrelay.lowering.pipeline import lower
 
 from .test_amx_conv import conv_text
+from .test_qnn_int_products import requantized_text
 
 build_module = importlib.import_module("xrelay.lowering.build")
 rng = np.random.default_rng(12)
@@ -49,13 +50,16 @@ def test_the_tile_gives_numpys_integers(c, kh, kw):
     machine = compile_worker.target_machine(resolve_target(None), pic=False)
     engine = llvm.create_mcjit_compiler(module, machine)
     engine.finalize_object()
+    ptr, i64, f32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float
     kind = ctypes.CFUNCTYPE(
-        None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 8, ctypes.c_void_p
+        None, ptr, ptr, *[i64] * 8, ptr, ptr, i64, ptr, ptr, *[i64] * 5, f32, f32, f32
     )
     fn = kind(engine.get_function_address("xr_vdirect_tile"))
     t = np.full((mr + 1, 32), -1, np.int32)
     args = (boff, plane, kh, kw, width, c // 4, 1, rows * width)  # stride 1: one phase
-    fn(packed.ctypes.data, band.ctypes.data, *args, t.ctypes.data)
+    # q null: the tile into t (the epilogue's other arguments unused)
+    fn(packed.ctypes.data, band.ctypes.data, *args, t.ctypes.data, None, 0, None, None,
+       mr, 0, 1, 0, 1, 0.0, 0.0, 0.0)  # fmt: skip
     np.testing.assert_array_equal(t[:mr], want)
     del engine
 
@@ -183,3 +187,38 @@ def test_only_windows_of_whole_channel_words_are_direct(monkeypatch):
     assert "direct" not in str(module)
     monkeypatch.setattr(qnn_int_products, "VNNI_DIRECT", False)
     assert "direct" not in _stage(text, {"w": weight})
+
+
+@needs_vnni
+@pytest.mark.parametrize(
+    ("c", "o", "size", "stride", "out"),
+    [(16, 20, 13, 1, "ui8"), (64, 70, 7, 1, "i8"), (32, 14, 14, 2, "ui8"), (8, 9, 56, 1, "ui8"),
+     (64, 33, 9, 2, "i8")],
+)  # fmt: skip
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_requantized_tiles_store_their_own_bytes(
+    on_vnni, monkeypatch, c, o, size, stride, out, threads
+):
+    """A requantized direct convolution (bias, per-channel multipliers with ties, clip)
+    stores each tile's bytes from its registers, run by run of valid columns, rows past
+    the weight's last not at all: the reference executor's bytes for output rows that
+    wrap inside a tile (7 x 7, 13 x 13), wide ones (56), both strides, 1-3 threads."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    clip = "a_min = 5.0 : f64, a_max = 250.0 : f64" if out == "ui8" else ""
+    text = requantized_text("conv", c, o, "ui8", 3, out, clip, 0, size)
+    if stride == 2:
+        small = (size - 1) // 2 + 1
+        text = text.replace(
+            "padding = array<i64: 1, 1, 1, 1>}",
+            "padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}",
+        )
+        text = text.replace(f"x{size}x{size}xi32>", f"x{small}x{small}xi32>")
+        text = text.replace(f"{o}x{size}x{size}x{out}>", f"{o}x{small}x{small}x{out}>")
+    weight = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)
+    params = {"w": weight}
+    assert "direct = true" in _stage(text, params) and "requantize = true" in _stage(text, params)
+    x = rng.integers(0, 256, (1, c, size, size)).astype(np.uint8)
+    lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False)
+    (got,) = lib.run(x=x)
+    (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
+    np.testing.assert_array_equal(got, want)
