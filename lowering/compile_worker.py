@@ -190,13 +190,17 @@ class Worker:
         self.jobs = 0
 
     def _stop(self) -> None:
-        proc, self.proc = self.proc, None
+        proc = self.proc
         if proc is not None and self.pid == os.getpid():
             try:
                 proc.stdin.close()  # type: ignore[union-attr]
                 proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 proc.kill()
+                proc.wait()
+        # only now: a worker without its process has none running (the reaper's stop was
+        # seen half done, the process still exiting, in CI)
+        self.proc = None
         if self.stderr is not None:
             self.stderr.close()
             self.stderr = None

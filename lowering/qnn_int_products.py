@@ -76,6 +76,11 @@ PIXEL_MAJOR_MAX = 256
 # 256 -> 1024 on 14 x 14: 0.11 ms of transpose against 0.04 saved in the GEMM)
 PIXEL_MAJOR_MIN_K = 1024
 VNNI_DIRECT = True  # convolutions read straight from the input on VNNI (A/B switch)
+PIXEL_DIRECT = True  # ... pixel-major ones too (`pixels`: 1x1s included; A/B switch)
+# a window runs pixel-major direct when the weight-major tiles would compute this many
+# columns per pixel: 7 x 7 outputs 1.31 (3 x 3, 512 channels: 0.372 -> 0.333 ms pixel-
+# major), 14 x 14 1.14 (256 channels: 0.328 -> 0.347, slower: weight-major stays)
+PIXEL_DIRECT_WASTE = 1.25
 
 
 def _constant_ints(value: SSAValue) -> np.ndarray | None:
@@ -187,7 +192,15 @@ def direct_pays(c: int, taps: int) -> bool:
     return direct_steps <= 1.5 * -(-(c * taps) // 64)
 
 
-def vnni_direct(group: int, tiles: bool, zx, window: tuple, c: int) -> bool:
+def dropped_columns(window: tuple) -> float:
+    """The weight-major direct kernel's computed columns per output pixel: its 32-column
+    tiles over the virtual columns oy * Wq + ox (kernels/vnni_conv.py)."""
+    _, (_, kw), (_, sw), _, _, (oh, ow) = window
+    wq = ow + (kw - 1) // sw
+    return -(-((oh - 1) * wq + ow) // 32) * 32 / (oh * ow)
+
+
+def vnni_direct(group: int, tiles: bool, zx, window: tuple, c: int, pixels: bool = False) -> bool:
     """Whether a VNNI build's convolution reads its input's words directly (kernels/
     vnni_conv.py): a window wider than 1 x 1 of stride 1 or 2, unit dilation, a constant
     zero point (what the padding reads) and channels in whole words of 4 (a stem's 3
@@ -195,7 +208,10 @@ def vnni_direct(group: int, tiles: bool, zx, window: tuple, c: int) -> bool:
     if not VNNI_DIRECT or group != 4 or tiles or zx is None or not window or c % 4:
         return False
     _, (kh, kw), strides, dilation, _, _ = window
-    return kh * kw > 1 and strides in ((1, 1), (2, 2)) and dilation == (1, 1)
+    if pixels and not PIXEL_DIRECT:
+        return False
+    # (weight-major 1x1s read the input in place already; pixel-major ones pack it)
+    return (kh * kw > 1 or pixels) and strides in ((1, 1), (2, 2)) and dilation == (1, 1)
 
 
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
@@ -241,7 +257,7 @@ def rewrite_product(
         return False
     out_shape = list(shape_of(op.results[0]))
     nr = 2 * vw
-    pixel_major = False
+    pixel_major = pixel_direct = False
     if conv:
         n, c, h, w = shape_of(op.data)
         if not all(isinstance(d, int) for d in (c, h, w)):
@@ -259,7 +275,13 @@ def rewrite_product(
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
         pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
         pixel_major = pixel_major and zx is not None and not tiles
-        pixel_major = pixel_major and not vnni_direct(group, tiles, zx, window, c)
+        # VNNI: pixel-major windows and 1x1s read the input's words too (the weight-major
+        # direct kernel's virtual columns would waste up to a third on 7 x 7 outputs)
+        point = ((h, w), (1, 1), (1, 1), (1, 1), (0, 0), (oh, ow))
+        pixel_direct = pixel_major and vnni_direct(group, tiles, zx, window or point, c, True)
+        pixel_direct = pixel_direct and (pointwise or dropped_columns(window) > PIXEL_DIRECT_WASTE)
+        window = window or (point if pixel_direct else ())
+        pixel_major = pixel_major and (pixel_direct or not vnni_direct(group, tiles, zx, window, c))
         if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
@@ -300,6 +322,7 @@ def rewrite_product(
         direct and w_shape[2] * w_shape[3] > 1 and direct_pays(w_shape[1], w_shape[2] * w_shape[3])
     )
     # VNNI: the same, in words of 4 channels (kernels/vnni_conv.py)
+    direct = direct or pixel_direct
     direct = direct or (a_weight and vnni_direct(group, tiles, zx, spec.window, w_shape[1]))
     block = 64 if tiles else 4  # channels per step
     if direct:

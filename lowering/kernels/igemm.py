@@ -527,11 +527,13 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
         amx_conv.band(w)
         vnni_conv.tile(w, MR, requantize)
         vnni_conv.direct_serial(w, PARAMS, MR)
+        vnni_conv.pixel_tile(w, MR, requantize)
+        vnni_conv.pixel_serial(w, PARAMS, MR)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
-        if vnni and unsigned == "b":  # direct (geometry value 12) or through im2col blocks
-            gemm_serial(w, nr, group, unsigned, "@xr_igemm_blocks_b")
-            _direct_or_blocks(w, "@xr_vdirect_b")
+        if vnni:  # direct (geometry value 12) or through im2col blocks
+            gemm_serial(w, nr, group, unsigned, f"@xr_igemm_blocks_{unsigned}")
+            _direct_or_blocks(w, f"@xr_vdirect_{unsigned}", unsigned)
         else:
             gemm_serial(w, nr, group, unsigned)
         # 8-bit products do about 4x the f32 kernel's work per instruction
@@ -569,18 +571,19 @@ def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
     return w.text()
 
 
-def _direct_or_blocks(w: Writer, direct_fn: str) -> None:
-    """xr_igemm_serial_b: a convolution whose geometry says `direct` on `direct_fn`
-    (xr_tdirect_b on tiles, kernels/amx_conv.py; xr_vdirect_b with VNNI, kernels/
-    vnni_conv.py), everything else on xr_igemm_blocks_b."""
+def _direct_or_blocks(w: Writer, direct_fn: str, unsigned: str = "b") -> None:
+    """xr_igemm_serial_<u>: a convolution whose geometry says `direct` on `direct_fn`
+    (xr_tdirect_b on tiles, kernels/amx_conv.py; xr_vdirect_b and, pixel-major,
+    xr_vdirect_a with VNNI, kernels/vnni_conv.py), everything else on
+    xr_igemm_blocks_<u>."""
     args = ", ".join(f"{t} {p}" for t, p in PARAMS)
-    with w.function("void", "@xr_igemm_serial_b", PARAMS):
+    with w.function("void", f"@xr_igemm_serial_{unsigned}", PARAMS):
         direct = w.var("i1", "false", "direct")
         with w.if_(w.op("icmp ne ptr %geo, null")):
             flag = w.op(f"load i64, ptr {w.gep('%geo', '12', 'i64')}")
             w.set(direct, w.op(f"icmp ne i64 {flag}, 0"))
         then, other, join = w.if_else(w.get(direct), "direct")
-        for label, fn in ((then, direct_fn), (other, "@xr_igemm_blocks_b")):
+        for label, fn in ((then, direct_fn), (other, f"@xr_igemm_blocks_{unsigned}")):
             w.block(label)
             w.do(f"call void {fn}({args})")
             w.br(join)

@@ -123,34 +123,15 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
     (panels of mr rows), output pixels [bcol0, bcol0 + N) (C, Q and the row vectors
     already offset to them, as the serial parts get them)."""
     with w.function("void", "@xr_vdirect_b", params):
-        g = load_geometry(w)
-        H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
-        fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
-        taps = w.mul(KH, KW)
-        C = w.op(f"sdiv i64 %K, {taps}")
-        Cp = w.op(f"and i64 {w.add(C, '3')}, -4")
-        G = w.op(f"sdiv i64 {Cp}, 4")
-        panel_words = w.mul(w.mul(taps, G), str(mr))
-        # the grid's width: a phase's columns the window reads
-        Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))
-        j0, j1 = "%bcol0", w.add("%bcol0", "%N")
-        oy0 = w.op(f"sdiv i64 {j0}, {OW}")
-        last = w.sub(j1, "1")
-        oy1 = w.op(f"sdiv i64 {last}, {OW}")
-        rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
-        PQ = w.mul(rows, Wq)
-        plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
-        size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
-        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
-        w.do(
-            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
-            f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
-            f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
-        )
+        g, j0, j1 = load_geometry(w), "%bcol0", w.add("%bcol0", "%N")
+        b = _band(w, g, "%b", j0, j1)
+        KH, KW, OW, S, Wq, G = g["KH"], g["KW"], g["OW"], g["SH"], b["Wq"], b["G"]
+        PQ, plane, buf, base = b["PQ"], b["plane"], b["buf"], b["base"]
+        panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(mr))
         tmp = w.op(f"alloca [{mr * COLS + COLS} x i32], align 64")  # + a row: offset reads
-        base = w.mul(oy0, Wq)  # the band's first virtual column
         v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
-        v1 = w.add(w.add(w.mul(oy1, Wq), w.op(f"srem i64 {last}, {OW}")), "1")
+        last = w.sub(j1, "1")
+        v1 = w.add(w.add(w.mul(b["oy1"], Wq), w.op(f"srem i64 {last}, {OW}")), "1")
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
@@ -197,3 +178,146 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
                             f"{requant})"
                         )
         w.do(f"call void @free(ptr {buf})")
+
+
+def _band(w: Writer, g: dict[str, str], x: str, j0: str, j1: str) -> dict[str, str]:
+    """The band (a buffer to free) of the output pixels [j0, j1): its grid width Wq,
+    channel words G, phase size PQ, plane stride, first virtual column `base`, last
+    output row oy1."""
+    H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
+    fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
+    C = w.op(f"sdiv i64 %K, {w.mul(KH, KW)}")
+    Cp = w.op(f"and i64 {w.add(C, '3')}, -4")
+    Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))  # a phase's columns the window reads
+    oy0 = w.op(f"sdiv i64 {j0}, {OW}")
+    oy1 = w.op(f"sdiv i64 {w.sub(j1, '1')}, {OW}")
+    rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
+    PQ = w.mul(rows, Wq)
+    plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
+    size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
+    buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
+    w.do(
+        f"call void @xr_tband(ptr {x}, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
+        f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
+        f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
+    )
+    G = w.op(f"sdiv i64 {Cp}, 4")
+    base = w.mul(oy0, Wq)  # the band's first virtual column
+    return {"Wq": Wq, "G": G, "PQ": PQ, "plane": plane, "buf": buf, "base": base, "oy1": oy1}
+
+
+PIXEL_PARAMS = [("ptr", "%bp"), ("ptr", "%buf"), ("ptr", "%pos"), ("i64", "%plane"),
+                ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%G"), ("i64", "%S"),
+                ("i64", "%PQ"), ("ptr", "%c"), ("ptr", "%q"), ("i64", "%ldc"),
+                ("ptr", "%tcol"), ("ptr", "%qcol"), ("i64", "%mrows"), ("i64", "%ncols"),
+                ("float", "%qzp"), ("float", "%qlo"), ("float", "%qhi")]  # fmt: skip
+
+
+def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
+    """xr_vdirect_ptile: an mr-pixel x 32-channel tile of a pixel-major convolution:
+    pixel r's words read from the band at its virtual column pos[r] (plus the tap's
+    offset and g planes), broadcast, times the weight panel `bp` ([tap, g][32 channels]
+    words), over every tap and channel word; then tcol added and, with %q, requantized by
+    qcol into Q's bytes (as igemm's micro-kernel does, its trow zeros and qrow ones), else
+    stored as i32 into C: rows below mrows, columns below ncols."""
+    with w.function("void", "@xr_vdirect_ptile", PIXEL_PARAMS):
+        accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
+        rows = [
+            w.gep("%buf", w.op(f"load i64, ptr {w.gep('%pos', str(r), 'i64')}"), "i32")
+            for r in range(mr)
+        ]
+        with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
+            phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
+            within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
+            off = w.add(w.mul(phase, "%PQ"), within)
+            b_tap = w.gep("%bp", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(COLS)), "i32")
+            with w.loop("g", "0", "%G") as g:
+                bp = w.gep(b_tap, w.mul(g, str(COLS)), "i32")
+                b = [
+                    w.op(f"load {V}, ptr {w.gep(bp, str(16 * h), 'i32')}, align 4") for h in (0, 1)
+                ]
+                at = w.add(off, w.mul(g, "%plane"))
+                for r in range(mr):
+                    word = w.op(f"load i32, ptr {w.gep(rows[r], at, 'i32')}, align 4")
+                    one = w.op(f"insertelement {V} poison, i32 {word}, i64 0")
+                    a = w.op(f"shufflevector {V} {one}, {V} poison, <16 x i32> zeroinitializer")
+                    for h in range(2):  # the band's bytes are the u8 operand
+                        acc = w.op(
+                            f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {a}, {V} {b[h]})"
+                        )
+                        w.set(accs[r][h], acc)
+        masks = [lane_range(w, "0", w.sub("%ncols", str(16 * h)), 16) for h in range(2)]
+        fv = "<16 x float>"
+        tcol, qcol = [], []
+        for h in range(2):
+            t_at, q_at = w.gep("%tcol", str(16 * h), "i32"), w.gep("%qcol", str(16 * h))
+            tcol.append(w.op(
+                f"call {V} @llvm.masked.load.v16i32.p0(ptr {t_at}, i32 4, <16 x i1> {masks[h]}, {V} zeroinitializer)"
+            ))  # fmt: skip
+            qc = w.op(
+                f"call {fv} @llvm.masked.load.v16f32.p0(ptr {q_at}, i32 4, <16 x i1> {masks[h]}, {fv} zeroinitializer)"
+            )
+            qcol.append(w.op(f"fmul {fv} {splat(w, '1.0', 16, 'float')}, {qc}"))  # (x qrow: ones)
+        plain, quant, done = w.if_else(w.op("icmp eq ptr %q, null"), "plain")
+        for block, to_bytes in ((plain, False), (quant, True)):
+            w.block(block)
+            for r in range(mr):
+                with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
+                    for h in range(2):  # (+ trow, zeros, as the micro-kernel adds it)
+                        x = w.op(
+                            f"add {V} {w.op(f'add {V} {w.get(accs[r][h])}, zeroinitializer')}, {tcol[h]}"
+                        )
+                        at = w.add(w.mul(str(r), "%ldc"), str(16 * h))
+                        if to_bytes:
+                            y = requantize(w, x, qcol[h], 16)
+                            w.do(
+                                f"call void @llvm.masked.store.v16i8.p0(<16 x i8> {y}, ptr {w.gep('%q', at, 'i8')}, i32 1, <16 x i1> {masks[h]})"
+                            )
+                        else:
+                            w.do(
+                                f"call void @llvm.masked.store.v16i32.p0({V} {x}, ptr {w.gep('%c', at, 'i32')}, i32 4, <16 x i1> {masks[h]})"
+                            )
+            w.br(done)
+        w.block(done)
+
+
+def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
+    """xr_vdirect_a (igemm's parameters): a pixel-major convolution's output pixels
+    [arow0, arow0 + M) (rows) x channels [bcol0, bcol0 + N) of the weight prepacked in
+    panels of 32 channels (columns; C, Q and the column vectors already offset to them, as
+    the serial parts get them), its data read from the band of those pixels' rows."""
+    with w.function("void", "@xr_vdirect_a", params):
+        g, j0, j1 = load_geometry(w), "%arow0", w.add("%arow0", "%M")
+        b = _band(w, g, "%a", j0, j1)
+        KH, KW, OW, S, Wq, G = g["KH"], g["KW"], g["OW"], g["SH"], b["Wq"], b["G"]
+        panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(COLS))
+        pos = w.op(f"alloca [{mr} x i64], align 64")
+        nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("tcol", "qcol", "q")}
+        requant = ", ".join(
+            f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
+        )
+        with w.loop("jr", "0", "%N", str(COLS)) as jr:
+            panel = w.op(f"sdiv i64 {w.add('%bcol0', jr)}, {COLS}")
+            bp = w.gep("%b", w.mul(panel, panel_words), "i32")
+            ncols = w.min(str(COLS), w.sub("%N", jr))
+            tcol = w.gep("%tcol", jr, "i32")
+            tcol = w.op(f"select i1 {nulls['tcol']}, ptr @xr_izeros, ptr {tcol}")
+            qcol = w.gep("%qcol", jr)
+            qcol = w.op(f"select i1 {nulls['qcol']}, ptr @xr_iones, ptr {qcol}")
+            with w.loop("ir", "0", "%M", str(mr)) as ir:
+                m_here = w.min(str(mr), w.sub("%M", ir))
+                for r in range(mr):  # pixel (oy, ox) at virtual column oy Wq + ox (the last
+                    # pixel again for rows past M)
+                    p = w.add(j0, w.add(ir, w.min(str(r), w.sub(m_here, "1"))))
+                    oy, ox = w.op(f"sdiv i64 {p}, {OW}"), w.op(f"srem i64 {p}, {OW}")
+                    at = w.sub(w.add(w.mul(oy, Wq), ox), b["base"])
+                    w.do(f"store i64 {at}, ptr {w.gep(pos, str(r), 'i64')}")
+                at = w.add(w.mul(ir, "%ldc"), jr)
+                q = w.op(f"select i1 {nulls['q']}, ptr null, ptr {w.gep('%q', at, 'i8')}")
+                w.do(
+                    f"call void @xr_vdirect_ptile(ptr {bp}, ptr {b['buf']}, ptr {pos}, "
+                    f"i64 {b['plane']}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, "
+                    f"i64 {b['PQ']}, ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 %ldc, "
+                    f"ptr {tcol}, ptr {qcol}, i64 {m_here}, i64 {ncols}, {requant})"
+                )
+        w.do(f"call void @free(ptr {b['buf']})")

@@ -222,3 +222,45 @@ def test_requantized_tiles_store_their_own_bytes(
     (got,) = lib.run(x=x)
     (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
     np.testing.assert_array_equal(got, want)
+
+
+PIXEL_CASES = [  # c, o, kh, h, padding, data type, zero point, stride: K >= 1024, <= 256 px
+    (512, 70, 3, 7, 1, "ui8", 4, 1),
+    (256, 40, 3, 14, 1, "i8", -9, 2),
+    (1024, 45, 1, 7, 0, "ui8", 3, 1),  # a 1x1: its input's words, not packed in place
+    (1024, 33, 1, 14, 0, "i8", 0, 2),
+    (1024, 20, 1, 16, 0, "ui8", 255, 1),  # 256 pixels: split by rows
+]
+
+
+@needs_vnni
+@pytest.mark.parametrize("case", PIXEL_CASES, ids=lambda c: "x".join(map(str, c)))
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_pixel_major_convolutions_read_the_band(on_vnni, monkeypatch, case, threads):
+    """Few output pixels and a long K run pixels x channels (transposed back) with each
+    pixel's words broadcast from the band (windows where weight-major tiles would drop
+    many columns: 7 x 7 outputs): exact for windows and 1x1s, both strides,
+    channel counts that leave a partial 32-column panel, s8 data, 1-3 threads."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    c, o, k, h, p, xt, zx, stride = case
+    text = conv_text(1, c, o, k, k, h, h, (p,) * 4, xt, zx, stride)
+    info = np.iinfo(np.uint8 if xt == "ui8" else np.int8)
+    x = rng.integers(info.min, info.max + 1, (1, c, h, h)).astype(info.dtype)
+    weight = rng.integers(-128, 128, (o, c, k, k)).astype(np.int8)
+    weight[::3] = -128
+    params = {"w": weight}
+    ir = _stage(text, params)
+    assert "direct = true" in ir and "relay.transpose" in ir
+    lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False)
+    (got,) = lib.run(x=x)
+    (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_only_small_windows_run_pixel_major_direct():
+    """Of the few-pixel windows, 7 x 7 outputs (weight-major tiles would compute 1.31
+    columns a pixel) run pixel-major; 14 x 14 ones (1.14) weight-major, direct."""
+    weight = rng.integers(-128, 128, (8, 256, 3, 3)).astype(np.int8)
+    for size, pixels in ((7, True), (14, False)):
+        ir = _stage(conv_text(1, 256, 8, 3, 3, size, size, (1,) * 4, "ui8", 0), {"w": weight})
+        assert "direct = true" in ir and ("relay.transpose" in ir) == pixels
