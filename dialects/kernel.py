@@ -134,7 +134,8 @@ class GemmSpec:
     not packed.
     `tiles`: on AMX tiles (lowering/kernels/amx.py), the weight packed for them; with
     `direct` a convolution read straight from its input's words (lowering/kernels/
-    amx_conv.py), the weight packed for that: its `window` keeps the padding, which the
+    amx_conv.py; without tiles, on VNNI, lowering/kernels/vnni_conv.py, weight- or
+    pixel-major), the weight packed for that: its `window` keeps the padding, which the
     kernel fills with the byte `fill` (the zero point, as the kernel reads the data).
     `prologue` (f32, B read as a plain matrix, no batch strides of its vectors): B[k, j]
     is read as max(B[k, j] * ps[k] + pt[k], 0), the two vectors the declaration's next

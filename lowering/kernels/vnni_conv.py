@@ -1,25 +1,31 @@
-"""8-bit convolutions of stride 1 or 2 on AVX-512 VNNI without im2col: `xr_vdirect_b`, the
-serial part of `xr_igemm_b` on a VNNI build when its geometry's 13th value (`direct`) is
-set (qnn-int-products does that for KH x KW > 1, unit-dilation convolutions whose input
-channels are a multiple of 4).
+"""8-bit convolutions of stride 1 or 2 on AVX-512 VNNI without im2col: `xr_vdirect_b`
+(weight-major) and `xr_vdirect_a` (pixel-major), the serial parts of `xr_igemm_b` /
+`xr_igemm_a` on a VNNI build when their geometry's 13th value (`direct`) is set
+(qnn-int-products: `vnni_direct`, unit dilation, input channels a multiple of 4).
 
-The AMX direct convolution's scheme (kernels/amx_conv.py) on igemm's 6 x 32 register tile:
-the output is computed on the padded input's grid (virtual column p = oy * Wq + ox, the
-columns with ox >= OW computed and dropped), so tap (i, j) of a tile's 32 columns reads 32
-consecutive words of the band (xr_tband: the input's channels in 4-byte words of four,
-[C / 4][phases][rows][Wq], padded with the zero point as it is made, once per call), one
-offset for the whole tap. Per tap and channel word g the tile loads two vectors of 16
-words straight from the band and broadcasts six weight words: nothing is packed per call
-but the band, and the whole K accumulates in the 12 accumulators before one epilogue
-(igemm's xr_iedge, run by run of valid columns, as the AMX kernel's).
+Both read the band (amx_conv's xr_tband: the input's channels in 4-byte words of four,
+[C / 4][phases][rows][Wq], padded with the zero point as it is made, once per call) and
+accumulate the whole K, tap by tap and word by word, in igemm's 12 accumulators.
+
+Weight-major (KH x KW > 1), the AMX direct convolution's scheme (kernels/amx_conv.py) on
+a 6 x 32 register tile: the output is computed on the padded input's grid (virtual column
+p = oy * Wq + ox, the columns with ox >= OW computed and dropped), so tap (i, j) of a
+tile's 32 columns reads 32 consecutive words of the band, one offset for the whole tap:
+two vectors of 16 words straight from the band, six weight words broadcast. A
+requantized tile stores its bytes from its registers, one masked store per row and output
+row it covers; an i32 one goes through a scratch tile and xr_iedge.
+
+Pixel-major (few pixels and a long K: windows whose weight-major tiles would drop many
+columns, and 1x1s): 6 pixels x 32 channels, each pixel's word broadcast from its own
+virtual column (nothing dropped), two vectors of the weight's 32 channels.
 
 im2col's blocks (kernels/iconv_pack.py) cost more than the products on small outputs:
 ResNet-50 int8's 3 x 3 convolutions of 7 x 7 pixels took 0.49 ms against 0.33 for the
-same product as a plain matrix.
+same product as a plain matrix (0.32 pixel-major direct).
 
-A (the weight) is packed at build time by prepack.pack_direct_rows(width 6, block 4):
-K ordered (i, j, c) with c padded to a multiple of 4, per panel of 6 rows the words of
-each (tap, g) together.
+The weight is packed at build time by prepack.pack_direct_rows(width, block 4): K ordered
+(i, j, c) with c padded to a multiple of 4, per panel of `width` rows (6 weight-major, 32
+pixel-major) the words of each (tap, g) together.
 """
 
 from __future__ import annotations
@@ -46,6 +52,14 @@ EPILOGUE_PARAMS = [("ptr", "%q"), ("i64", "%ldc"), ("ptr", "%trow"), ("ptr", "%q
                    ("float", "%qhi")]  # fmt: skip
 
 
+def _tap_offset(w: Writer, i: str, j: str) -> str:
+    """Tap (i, j)'s offset in the band (words, in a function with %S, %Wq and %PQ): phase
+    (i % S, j % S) of PQ words, row i / S and column j / S of it."""
+    phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
+    within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
+    return w.add(w.mul(phase, "%PQ"), within)
+
+
 def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
     """xr_vdirect_tile: the mr x 32 i32 tile of an mr-row panel `ap` and virtual columns
     boff.. of the band, over every tap (i, j) (in phase (i % S, j % S) of PQ words, row
@@ -56,9 +70,7 @@ def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str])
     with w.function("void", "@xr_vdirect_tile", TILE_PARAMS + EPILOGUE_PARAMS):
         accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
         with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
-            phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
-            within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
-            b_tap = w.gep("%buf", w.add("%boff", w.add(w.mul(phase, "%PQ"), within)), "i32")
+            b_tap = w.gep("%buf", w.add("%boff", _tap_offset(w, i, j)), "i32")
             a_tap = w.gep("%ap", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(mr)), "i32")
             with w.loop("g", "0", "%G") as g:
                 bp = w.gep(b_tap, w.mul(g, "%plane"), "i32")
@@ -227,9 +239,7 @@ def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int],
             for r in range(mr)
         ]
         with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
-            phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
-            within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
-            off = w.add(w.mul(phase, "%PQ"), within)
+            off = _tap_offset(w, i, j)
             b_tap = w.gep("%bp", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(COLS)), "i32")
             with w.loop("g", "0", "%G") as g:
                 bp = w.gep(b_tap, w.mul(g, str(COLS)), "i32")
