@@ -40,9 +40,10 @@ COLS = 32  # a tile's virtual columns (two vectors of 16 i32 lanes)
 REGISTER_EPILOGUE = True  # requantized tiles store their bytes from registers (A/B switch)
 V = "<16 x i32>"
 
+# `offs`: each tap's offset in the band (words; _band makes the table once per call)
 TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
-               ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%G"),
-               ("i64", "%S"), ("i64", "%PQ"), ("ptr", "%t")]  # fmt: skip
+               ("ptr", "%offs"), ("i64", "%taps"), ("i64", "%Wq"), ("i64", "%G"),
+               ("ptr", "%t")]  # fmt: skip
 # the requantizing epilogue's: the rows' bytes (Q at the panel's first row, or null: the
 # tile goes to t), trow / qrow at that row, valid rows, the tile's first virtual column,
 # OW, the call's output pixels [j0, j1), and igemm's REQUANT
@@ -52,12 +53,18 @@ EPILOGUE_PARAMS = [("ptr", "%q"), ("i64", "%ldc"), ("ptr", "%trow"), ("ptr", "%q
                    ("float", "%qhi")]  # fmt: skip
 
 
-def _tap_offset(w: Writer, i: str, j: str) -> str:
-    """Tap (i, j)'s offset in the band (words, in a function with %S, %Wq and %PQ): phase
-    (i % S, j % S) of PQ words, row i / S and column j / S of it."""
-    phase = w.add(w.mul(w.op(f"urem i64 {i}, %S"), "%S"), w.op(f"urem i64 {j}, %S"))
-    within = w.add(w.mul(w.op(f"udiv i64 {i}, %S"), "%Wq"), w.op(f"udiv i64 {j}, %S"))
-    return w.add(w.mul(phase, "%PQ"), within)
+def _tap_offsets(w: Writer, g: dict[str, str], Wq: str, PQ: str) -> str:
+    """The table of each tap's offset in the band (i64 words, tap i * KW + j): phase
+    (i % S, j % S) of PQ words, row i / S and column j / S of it. Made once per call: the
+    tiles' tap loops read it (their own divisions by S cost a small K's tile a third)."""
+    KH, KW, S = g["KH"], g["KW"], g["SH"]
+    offs = w.op(f"alloca i64, i64 {w.mul(KH, KW)}, align 8")
+    with w.loop("i", "0", KH) as i, w.loop("j", "0", KW) as j:
+        phase = w.add(w.mul(w.op(f"urem i64 {i}, {S}"), S), w.op(f"urem i64 {j}, {S}"))
+        within = w.add(w.mul(w.op(f"udiv i64 {i}, {S}"), Wq), w.op(f"udiv i64 {j}, {S}"))
+        at = w.gep(offs, w.add(w.mul(i, KW), j), "i64")
+        w.do(f"store i64 {w.add(w.mul(phase, PQ), within)}, ptr {at}")
+    return offs
 
 
 def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
@@ -69,9 +76,10 @@ def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str])
     stored run by run of valid columns (one masked store per row and output row)."""
     with w.function("void", "@xr_vdirect_tile", TILE_PARAMS + EPILOGUE_PARAMS):
         accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
-        with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
-            b_tap = w.gep("%buf", w.add("%boff", _tap_offset(w, i, j)), "i32")
-            a_tap = w.gep("%ap", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(mr)), "i32")
+        with w.loop("tap", "0", "%taps") as tap:
+            off = w.op(f"load i64, ptr {w.gep('%offs', tap, 'i64')}")
+            b_tap = w.gep("%buf", w.add("%boff", off), "i32")
+            a_tap = w.gep("%ap", w.mul(w.mul(tap, "%G"), str(mr)), "i32")
             with w.loop("g", "0", "%G") as g:
                 bp = w.gep(b_tap, w.mul(g, "%plane"), "i32")
                 b = [
@@ -137,8 +145,8 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
     with w.function("void", "@xr_vdirect_b", params):
         g, j0, j1 = load_geometry(w), "%bcol0", w.add("%bcol0", "%N")
         b = _band(w, g, "%b", j0, j1)
-        KH, KW, OW, S, Wq, G = g["KH"], g["KW"], g["OW"], g["SH"], b["Wq"], b["G"]
-        PQ, plane, buf, base = b["PQ"], b["plane"], b["buf"], b["base"]
+        KH, KW, OW, Wq, G = g["KH"], g["KW"], g["OW"], b["Wq"], b["G"]
+        plane, buf, base = b["plane"], b["buf"], b["base"]
         panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(mr))
         tmp = w.op(f"alloca [{mr * COLS + COLS} x i32], align 64")  # + a row: offset reads
         v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
@@ -161,7 +169,7 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
             qpanel = w.op(f"select i1 {in_tile}, ptr null, ptr {qpanel}")
             w.do(
                 f"call void @xr_vdirect_tile(ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, "
-                f"i64 {plane}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, i64 {PQ}, ptr {tmp}, "
+                f"i64 {plane}, ptr {b['offs']}, i64 {w.mul(KH, KW)}, i64 {Wq}, i64 {G}, ptr {tmp}, "
                 f"ptr {qpanel}, i64 %ldc, ptr {trow}, ptr {qrow}, i64 {m_here}, i64 {jv}, "
                 f"i64 {OW}, i64 {j0}, i64 {j1}, {requant})"
             )
@@ -215,12 +223,13 @@ def _band(w: Writer, g: dict[str, str], x: str, j0: str, j1: str) -> dict[str, s
     )
     G = w.op(f"sdiv i64 {Cp}, 4")
     base = w.mul(oy0, Wq)  # the band's first virtual column
-    return {"Wq": Wq, "G": G, "PQ": PQ, "plane": plane, "buf": buf, "base": base, "oy1": oy1}
+    offs = _tap_offsets(w, g, Wq, PQ)
+    return {"Wq": Wq, "G": G, "plane": plane, "buf": buf, "base": base, "oy1": oy1, "offs": offs}
 
 
 PIXEL_PARAMS = [("ptr", "%bp"), ("ptr", "%buf"), ("ptr", "%pos"), ("i64", "%plane"),
-                ("i64", "%KH"), ("i64", "%KW"), ("i64", "%Wq"), ("i64", "%G"), ("i64", "%S"),
-                ("i64", "%PQ"), ("ptr", "%c"), ("ptr", "%q"), ("i64", "%ldc"),
+                ("ptr", "%offs"), ("i64", "%taps"), ("i64", "%G"),
+                ("ptr", "%c"), ("ptr", "%q"), ("i64", "%ldc"),
                 ("ptr", "%tcol"), ("ptr", "%qcol"), ("i64", "%mrows"), ("i64", "%ncols"),
                 ("float", "%qzp"), ("float", "%qlo"), ("float", "%qhi")]  # fmt: skip
 
@@ -238,9 +247,9 @@ def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int],
             w.gep("%buf", w.op(f"load i64, ptr {w.gep('%pos', str(r), 'i64')}"), "i32")
             for r in range(mr)
         ]
-        with w.loop("i", "0", "%KH") as i, w.loop("j", "0", "%KW") as j:
-            off = _tap_offset(w, i, j)
-            b_tap = w.gep("%bp", w.mul(w.mul(w.add(w.mul(i, "%KW"), j), "%G"), str(COLS)), "i32")
+        with w.loop("tap", "0", "%taps") as tap:
+            off = w.op(f"load i64, ptr {w.gep('%offs', tap, 'i64')}")
+            b_tap = w.gep("%bp", w.mul(w.mul(tap, "%G"), str(COLS)), "i32")
             with w.loop("g", "0", "%G") as g:
                 bp = w.gep(b_tap, w.mul(g, str(COLS)), "i32")
                 b = [
@@ -299,7 +308,7 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
     with w.function("void", "@xr_vdirect_a", params):
         g, j0, j1 = load_geometry(w), "%arow0", w.add("%arow0", "%M")
         b = _band(w, g, "%a", j0, j1)
-        KH, KW, OW, S, Wq, G = g["KH"], g["KW"], g["OW"], g["SH"], b["Wq"], b["G"]
+        KH, KW, OW, Wq, G = g["KH"], g["KW"], g["OW"], b["Wq"], b["G"]
         panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(COLS))
         pos = w.op(f"alloca [{mr} x i64], align 64")
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("tcol", "qcol", "q")}
@@ -326,8 +335,8 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
                 q = w.op(f"select i1 {nulls['q']}, ptr null, ptr {w.gep('%q', at, 'i8')}")
                 w.do(
                     f"call void @xr_vdirect_ptile(ptr {bp}, ptr {b['buf']}, ptr {pos}, "
-                    f"i64 {b['plane']}, i64 {KH}, i64 {KW}, i64 {Wq}, i64 {G}, i64 {S}, "
-                    f"i64 {b['PQ']}, ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 %ldc, "
+                    f"i64 {b['plane']}, ptr {b['offs']}, i64 {w.mul(KH, KW)}, i64 {G}, "
+                    f"ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 %ldc, "
                     f"ptr {tcol}, ptr {qcol}, i64 {m_here}, i64 {ncols}, {requant})"
                 )
         w.do(f"call void @free(ptr {b['buf']})")

@@ -52,11 +52,13 @@ def test_the_tile_gives_numpys_integers(c, kh, kw):
     engine.finalize_object()
     ptr, i64, f32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float
     kind = ctypes.CFUNCTYPE(
-        None, ptr, ptr, *[i64] * 8, ptr, ptr, i64, ptr, ptr, *[i64] * 5, f32, f32, f32
-    )
+        None, ptr, ptr, i64, i64, ptr, *[i64] * 3, ptr, ptr, i64, ptr, ptr, *[i64] * 5,
+        f32, f32, f32,
+    )  # fmt: skip
     fn = kind(engine.get_function_address("xr_vdirect_tile"))
     t = np.full((mr + 1, 32), -1, np.int32)
-    args = (boff, plane, kh, kw, width, c // 4, 1, rows * width)  # stride 1: one phase
+    offs = np.array([i * width + j for i in range(kh) for j in range(kw)], np.int64)
+    args = (boff, plane, offs.ctypes.data, kh * kw, width, c // 4)  # stride 1: one phase
     # q null: the tile into t (the epilogue's other arguments unused)
     fn(packed.ctypes.data, band.ctypes.data, *args, t.ctypes.data, None, 0, None, None,
        mr, 0, 1, 0, 1, 0.0, 0.0, 0.0)  # fmt: skip
