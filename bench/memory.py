@@ -6,8 +6,8 @@ prints the process's peak RSS in MB after import, build and three runs (what a u
 serving process holds at its worst, interpreter and libraries included). `peak_mb` also
 counts the processes it starts (xrelay's LLVM compile workers: about 100 MB each at their
 peak, half of it libLLVM's pages, which they share), sampling the tree while it runs.
-`bench/run.py` calls `peak_mb` for each system after timing a model, so no system's allocations (or the
-timing process's own) count against another's.
+`bench/run.py` calls `peak_mb` for each system after timing a model, so no system's
+allocations (or the timing process's own) count against another's.
 """
 
 from __future__ import annotations

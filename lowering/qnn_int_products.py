@@ -257,7 +257,7 @@ def rewrite_product(
         return False
     out_shape = list(shape_of(op.results[0]))
     nr = 2 * vw
-    pixel_major = pixel_direct = False
+    pixel_major = pixel_direct = weight_direct = False
     if conv:
         n, c, h, w = shape_of(op.data)
         if not all(isinstance(d, int) for d in (c, h, w)):
@@ -275,13 +275,14 @@ def rewrite_product(
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
         pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
         pixel_major = pixel_major and zx is not None and not tiles
-        # VNNI: pixel-major windows and 1x1s read the input's words too (the weight-major
-        # direct kernel's virtual columns would waste up to a third on 7 x 7 outputs)
+        # VNNI reads windows' input words directly (weight-major); pixel-major windows and
+        # 1x1s too, windows only where the weight-major kernel's virtual columns waste much
+        weight_direct = vnni_direct(group, tiles, zx, window, c)
         point = ((h, w), (1, 1), (1, 1), (1, 1), (0, 0), (oh, ow))
         pixel_direct = pixel_major and vnni_direct(group, tiles, zx, window or point, c, True)
         pixel_direct = pixel_direct and (pointwise or dropped_columns(window) > PIXEL_DIRECT_WASTE)
         window = window or (point if pixel_direct else ())
-        pixel_major = pixel_major and (pixel_direct or not vnni_direct(group, tiles, zx, window, c))
+        pixel_major = pixel_major and (pixel_direct or not weight_direct)
         if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
@@ -322,8 +323,7 @@ def rewrite_product(
         direct and w_shape[2] * w_shape[3] > 1 and direct_pays(w_shape[1], w_shape[2] * w_shape[3])
     )
     # VNNI: the same, in words of 4 channels (kernels/vnni_conv.py)
-    direct = direct or pixel_direct
-    direct = direct or (a_weight and vnni_direct(group, tiles, zx, spec.window, w_shape[1]))
+    direct = direct or pixel_direct or (a_weight and weight_direct)
     block = 64 if tiles else 4  # channels per step
     if direct:
         size = direct_size(rows, w_shape[1], w_shape[2], w_shape[3], width, block)

@@ -28,6 +28,8 @@ read as zero in the band (their weights are zero anyway).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xrelay.lowering.kernels.amx import ROWS, TILE
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
@@ -248,36 +250,17 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
     them, as the serial parts get them)."""
     with w.function("void", "@xr_tdirect_b", params):
         g = load_geometry(w)
-        H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
-        fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
-        taps = w.mul(KH, KW)
-        C = w.op(f"sdiv i64 %K, {taps}")
-        Cp = w.op(f"and i64 {w.add(C, '63')}, -64")
-        CB = w.op(f"sdiv i64 {Cp}, 64")
-        steps = w.mul(taps, CB)
-        # the grid's width: a phase's columns the window reads
-        Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))
+        KH, KW, OW, S = g["KH"], g["KW"], g["OW"], g["SH"]
         j0, j1 = "%bcol0", w.add("%bcol0", "%N")
-        oy0 = w.op(f"sdiv i64 {j0}, {OW}")
-        last = w.sub(j1, "1")
-        oy1 = w.op(f"sdiv i64 {last}, {OW}")
-        rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
-        PQ = w.mul(rows, Wq)
-        plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
-        size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
-        buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
-        w.do(
-            f"call void @xr_tband(ptr %b, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
-            f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
-            f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
-        )
+        b = band_buffer(w, g, "%b", j0, j1, 64)
+        Wq, PQ, plane, buf, base = b["Wq"], b["PQ"], b["plane"], b["buf"], b["base"]
+        CB = w.op(f"sdiv i64 {b['Cp']}, 64")
+        steps = w.mul(w.mul(KH, KW), CB)
         ready = w.op("call i1 @xr_amx_ready()")
         with w.if_(ready):
             w.do("call void @llvm.x86.ldtilecfg(ptr @xr_amx_config)")
         tmp = w.op(f"alloca [{ROWS * ROWS + ROWS} x i32], align 64")  # + a row: offset reads
-        base = w.mul(oy0, Wq)  # the band's first virtual column
-        v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
-        v1 = w.add(w.add(w.mul(oy1, Wq), w.op(f"srem i64 {last}, {OW}")), "1")
+        v0, v1 = b["v0"], b["v1"]
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
@@ -300,29 +283,71 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
             trow = w.op(f"select i1 {nulls['trow']}, ptr @xr_izeros, ptr {trow}")
             qrow = w.gep("%qrow", ir)
             qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
-            # the output rows this block of virtual columns covers, each a run
-            oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
-            oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(ROWS - 1))}, {Wq}"), "1")
-            with w.loop("oy", oy_a, oy_b) as oy:
-                row0 = w.mul(oy, Wq)
-                p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
-                p_b = w.min(w.add(jv, str(ROWS)), w.add(row0, OW))
-                # as output pixels, within this call's [j0, j1)
-                jrow = w.mul(oy, OW)
-                ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 {j0})")
-                jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
-                with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
-                    col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
-                    local = w.sub(ja, j0)
-                    at = w.add(w.mul(ir, "%ldc"), local)
-                    ctile = w.gep("%c", at, "i32")
-                    qtile = w.gep("%q", at, "i8")
-                    qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
-                    w.do(
-                        f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, i64 {mr}, "
-                        f"i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, ptr @xr_izeros, ptr {qtile}, "
-                        f"ptr {qrow}, ptr @xr_iones, {requant})"
-                    )
+
+            def store(col: str, ja: str, jb: str) -> None:
+                at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
+                ctile = w.gep("%c", at, "i32")
+                qtile = w.gep("%q", at, "i8")
+                qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
+                w.do(
+                    f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, i64 {mr}, "
+                    f"i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, ptr @xr_izeros, ptr {qtile}, "
+                    f"ptr {qrow}, ptr @xr_iones, {requant})"
+                )
+
+            for_runs(w, jv, ROWS, Wq, OW, j0, j1, store)
         with w.if_(ready):
             w.do("call void @llvm.x86.tilerelease()")
         w.do(f"call void @free(ptr {buf})")
+
+
+def band_buffer(
+    w: Writer, g: dict[str, str], x: str, j0: str, j1: str, block: int
+) -> dict[str, str]:
+    """The band (xr_tband, in a buffer to free) of the output pixels [j0, j1) of the
+    convolution `g` describes (in a function with igemm's %K, %geo and %flip), its
+    channels padded to a multiple of `block`: values C, Cp, the grid width Wq, the phase
+    size PQ, the plane stride, `buf`, the band's first virtual column `base` and the
+    virtual columns [v0, v1) of the pixels."""
+    H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
+    fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
+    C = w.op(f"sdiv i64 %K, {w.mul(KH, KW)}")
+    Cp = w.op(f"and i64 {w.add(C, str(block - 1))}, -{block}")
+    Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))  # a phase's columns the window reads
+    oy0 = w.op(f"sdiv i64 {j0}, {OW}")
+    last = w.sub(j1, "1")
+    oy1 = w.op(f"sdiv i64 {last}, {OW}")
+    rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
+    PQ = w.mul(rows, Wq)
+    plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
+    size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
+    buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
+    w.do(
+        f"call void @xr_tband(ptr {x}, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
+        f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
+        f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
+    )
+    base = w.mul(oy0, Wq)
+    v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
+    v1 = w.add(w.add(w.mul(oy1, Wq), w.op(f"srem i64 {last}, {OW}")), "1")
+    return {"C": C, "Cp": Cp, "Wq": Wq, "PQ": PQ, "plane": plane, "buf": buf, "base": base,
+            "v0": v0, "v1": v1}  # fmt: skip
+
+
+def for_runs(
+    w: Writer, jv: str, cols: int, Wq: str, OW: str, j0: str, j1: str,
+    body: Callable[[str, str, str], None],
+) -> None:  # fmt: skip
+    """body(col, ja, jb) for each output row the `cols` virtual columns from jv cover: its
+    run of output pixels [ja, jb) within [j0, j1), starting at the tile's column `col`."""
+    oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
+    oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(cols - 1))}, {Wq}"), "1")
+    with w.loop("oy", oy_a, oy_b) as oy:
+        row0 = w.mul(oy, Wq)
+        p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
+        p_b = w.min(w.add(jv, str(cols)), w.add(row0, OW))
+        jrow = w.mul(oy, OW)  # as output pixels, within this call's [j0, j1)
+        ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 {j0})")
+        jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
+        with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
+            body(w.sub(w.add(row0, w.sub(ja, jrow)), jv), ja, jb)

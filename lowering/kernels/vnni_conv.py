@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xrelay.lowering.kernels.amx_conv import SLACK
+from xrelay.lowering.kernels.amx_conv import band_buffer, for_runs
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
@@ -40,7 +40,7 @@ COLS = 32  # a tile's virtual columns (two vectors of 16 i32 lanes)
 REGISTER_EPILOGUE = True  # requantized tiles store their bytes from registers (A/B switch)
 V = "<16 x i32>"
 
-# `offs`: each tap's offset in the band (words; _band makes the table once per call)
+# `offs`: each tap's offset in the band (words; _tap_offsets makes the table once a call)
 TILE_PARAMS = [("ptr", "%ap"), ("ptr", "%buf"), ("i64", "%boff"), ("i64", "%plane"),
                ("ptr", "%offs"), ("i64", "%taps"), ("i64", "%Wq"), ("i64", "%G"),
                ("ptr", "%t")]  # fmt: skip
@@ -67,6 +67,38 @@ def _tap_offsets(w: Writer, g: dict[str, str], Wq: str, PQ: str) -> str:
     return offs
 
 
+def _products(w: Writer, mr: int, step: Callable[[str, str, str], tuple[list[str], list[str]]],
+              words_are_data: bool) -> list[list[tuple[str, str]]]:  # fmt: skip
+    """The mr x 2 accumulators of a tile over every tap (offset %offs[tap]) and channel
+    word g < %G: step(tap, off, g) gives the mr broadcast words and the two vectors of 16
+    words; `words_are_data`: the words are the band's (u8, VNNI's first operand), else
+    the vectors are."""
+    accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
+    with w.loop("tap", "0", "%taps") as tap:
+        off = w.op(f"load i64, ptr {w.gep('%offs', tap, 'i64')}")
+        with w.loop("g", "0", "%G") as g:
+            words, vectors = step(tap, off, g)
+            for r in range(mr):
+                one = w.op(f"insertelement {V} poison, i32 {words[r]}, i64 0")
+                a = w.op(f"shufflevector {V} {one}, {V} poison, <16 x i32> zeroinitializer")
+                for h in range(2):
+                    u, s8 = (a, vectors[h]) if words_are_data else (vectors[h], a)
+                    acc = w.op(
+                        f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {u}, {V} {s8})"
+                    )
+                    w.set(accs[r][h], acc)
+    return accs
+
+
+def _vectors(w: Writer, at: str) -> list[str]:
+    """The two vectors of 16 words at `at`."""
+    return [w.op(f"load {V}, ptr {w.gep(at, str(16 * h), 'i32')}, align 4") for h in (0, 1)]
+
+
+def _word(w: Writer, at: str) -> str:
+    return w.op(f"load i32, ptr {at}, align 4")
+
+
 def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
     """xr_vdirect_tile: the mr x 32 i32 tile of an mr-row panel `ap` and virtual columns
     boff.. of the band, over every tap (i, j) (in phase (i % S, j % S) of PQ words, row
@@ -75,26 +107,13 @@ def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str])
     (`requantize`: igemm's, operation for operation as xr_iedge does it) and its bytes are
     stored run by run of valid columns (one masked store per row and output row)."""
     with w.function("void", "@xr_vdirect_tile", TILE_PARAMS + EPILOGUE_PARAMS):
-        accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
-        with w.loop("tap", "0", "%taps") as tap:
-            off = w.op(f"load i64, ptr {w.gep('%offs', tap, 'i64')}")
-            b_tap = w.gep("%buf", w.add("%boff", off), "i32")
-            a_tap = w.gep("%ap", w.mul(w.mul(tap, "%G"), str(mr)), "i32")
-            with w.loop("g", "0", "%G") as g:
-                bp = w.gep(b_tap, w.mul(g, "%plane"), "i32")
-                b = [
-                    w.op(f"load {V}, ptr {w.gep(bp, str(16 * h), 'i32')}, align 4") for h in (0, 1)
-                ]
-                ap = w.gep(a_tap, w.mul(g, str(mr)), "i32")
-                for r in range(mr):
-                    word = w.op(f"load i32, ptr {w.gep(ap, str(r), 'i32')}, align 4")
-                    one = w.op(f"insertelement {V} poison, i32 {word}, i64 0")
-                    a = w.op(f"shufflevector {V} {one}, {V} poison, <16 x i32> zeroinitializer")
-                    for h in range(2):  # the band's bytes are the u8 operand
-                        acc = w.op(
-                            f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {b[h]}, {V} {a})"
-                        )
-                        w.set(accs[r][h], acc)
+
+        def step(tap: str, off: str, g: str) -> tuple[list[str], list[str]]:
+            band = w.gep("%buf", w.add("%boff", w.add(off, w.mul(g, "%plane"))), "i32")
+            ap = w.gep("%ap", w.mul(w.add(w.mul(tap, "%G"), g), str(mr)), "i32")
+            return [_word(w, w.gep(ap, str(r), "i32")) for r in range(mr)], _vectors(w, band)
+
+        accs = _products(w, mr, step, words_are_data=False)
         plain, quant, done = w.if_else(w.op("icmp eq ptr %q, null"), "plain")
         w.block(plain)
         for r in range(mr):
@@ -114,26 +133,18 @@ def tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str])
                 x = w.op(f"add {V} {w.op(f'add {V} {w.get(accs[r][h])}, {t}')}, zeroinitializer")
                 halves.append(requantize(w, x, m, 16))
             rows.append(concat(w, halves, 16, "i8"))
-        # the output rows this block of virtual columns covers, each a run
-        oy_a = w.op("sdiv i64 %jv, %Wq")
-        oy_b = w.add(w.op(f"sdiv i64 {w.add('%jv', str(COLS - 1))}, %Wq"), "1")
-        with w.loop("oy", oy_a, oy_b) as oy:
-            row0 = w.mul(oy, "%Wq")
-            p_a = w.op(f"call i64 @llvm.smax.i64(i64 %jv, i64 {row0})")
-            p_b = w.min(w.add("%jv", str(COLS)), w.add(row0, "%OW"))
-            jrow = w.mul(oy, "%OW")  # as output pixels, within this call's [j0, j1)
-            ja = w.op(f"call i64 @llvm.smax.i64(i64 {w.add(jrow, w.sub(p_a, row0))}, i64 %j0)")
-            jb = w.min(w.add(jrow, w.sub(p_b, row0)), "%j1")
-            with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
-                col = w.sub(w.add(row0, w.sub(ja, jrow)), "%jv")  # in the tile
-                mask = lane_range(w, col, w.add(col, w.sub(jb, ja)), COLS)
-                at = w.gep("%q", w.sub(w.sub(ja, "%j0"), col), "i8")  # lane c: pixel ja + c - col
-                for r in range(mr):
-                    with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
-                        dst = w.gep(at, w.mul(str(r), "%ldc"), "i8")
-                        w.do(
-                            f"call void @llvm.masked.store.v32i8.p0(<32 x i8> {rows[r]}, ptr {dst}, i32 1, <32 x i1> {mask})"
-                        )
+
+        def store(col: str, ja: str, jb: str) -> None:  # lane c: pixel ja + c - col
+            mask = lane_range(w, col, w.add(col, w.sub(jb, ja)), COLS)
+            at = w.gep("%q", w.sub(w.sub(ja, "%j0"), col), "i8")
+            for r in range(mr):
+                with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
+                    dst = w.gep(at, w.mul(str(r), "%ldc"), "i8")
+                    w.do(
+                        f"call void @llvm.masked.store.v32i8.p0(<32 x i8> {rows[r]}, ptr {dst}, i32 1, <32 x i1> {mask})"
+                    )
+
+        for_runs(w, "%jv", COLS, "%Wq", "%OW", "%j0", "%j1", store)
         w.br(done)
         w.block(done)
 
@@ -144,14 +155,12 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
     already offset to them, as the serial parts get them)."""
     with w.function("void", "@xr_vdirect_b", params):
         g, j0, j1 = load_geometry(w), "%bcol0", w.add("%bcol0", "%N")
-        b = _band(w, g, "%b", j0, j1)
-        KH, KW, OW, Wq, G = g["KH"], g["KW"], g["OW"], b["Wq"], b["G"]
+        b, G, offs = _band(w, g, "%b", j0, j1)
+        KH, KW, OW, Wq = g["KH"], g["KW"], g["OW"], b["Wq"]
         plane, buf, base = b["plane"], b["buf"], b["base"]
         panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(mr))
         tmp = w.op(f"alloca [{mr * COLS + COLS} x i32], align 64")  # + a row: offset reads
-        v0 = w.add(base, w.op(f"srem i64 {j0}, {OW}"))
-        last = w.sub(j1, "1")
-        v1 = w.add(w.add(w.mul(b["oy1"], Wq), w.op(f"srem i64 {last}, {OW}")), "1")
+        v0, v1 = b["v0"], b["v1"]
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("trow", "qrow", "q")}
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
@@ -169,62 +178,33 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
             qpanel = w.op(f"select i1 {in_tile}, ptr null, ptr {qpanel}")
             w.do(
                 f"call void @xr_vdirect_tile(ptr {ap}, ptr {buf}, i64 {w.sub(jv, base)}, "
-                f"i64 {plane}, ptr {b['offs']}, i64 {w.mul(KH, KW)}, i64 {Wq}, i64 {G}, ptr {tmp}, "
+                f"i64 {plane}, ptr {offs}, i64 {w.mul(KH, KW)}, i64 {Wq}, i64 {G}, ptr {tmp}, "
                 f"ptr {qpanel}, i64 %ldc, ptr {trow}, ptr {qrow}, i64 {m_here}, i64 {jv}, "
                 f"i64 {OW}, i64 {j0}, i64 {j1}, {requant})"
             )
+
+            def store(col: str, ja: str, jb: str) -> None:
+                at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
+                ctile = w.gep("%c", at, "i32")
+                qtile = w.gep("%q", at, "i8")
+                qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
+                w.do(
+                    f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, "
+                    f"i64 %ldc, i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, "
+                    f"ptr {trow}, ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, "
+                    f"{requant})"
+                )
+
             with w.if_(in_tile):  # the i32 C (or bytes) from t, run by run of valid columns
-                oy_a = w.op(f"sdiv i64 {jv}, {Wq}")
-                oy_b = w.add(w.op(f"sdiv i64 {w.add(jv, str(COLS - 1))}, {Wq}"), "1")
-                with w.loop("oy", oy_a, oy_b) as oy:
-                    row0 = w.mul(oy, Wq)
-                    p_a = w.op(f"call i64 @llvm.smax.i64(i64 {jv}, i64 {row0})")
-                    p_b = w.min(w.add(jv, str(COLS)), w.add(row0, OW))
-                    # as output pixels, within this call's [j0, j1)
-                    jrow = w.mul(oy, OW)
-                    ja = w.add(jrow, w.sub(p_a, row0))
-                    ja = w.op(f"call i64 @llvm.smax.i64(i64 {ja}, i64 {j0})")
-                    jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
-                    with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
-                        col = w.sub(w.add(row0, w.sub(ja, jrow)), jv)  # in the tile
-                        at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
-                        ctile = w.gep("%c", at, "i32")
-                        qtile = w.gep("%q", at, "i8")
-                        qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
-                        w.do(
-                            f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, "
-                            f"i64 %ldc, i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, "
-                            f"ptr {trow}, ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, "
-                            f"{requant})"
-                        )
+                for_runs(w, jv, COLS, Wq, OW, j0, j1, store)
         w.do(f"call void @free(ptr {buf})")
 
 
-def _band(w: Writer, g: dict[str, str], x: str, j0: str, j1: str) -> dict[str, str]:
-    """The band (a buffer to free) of the output pixels [j0, j1): its grid width Wq,
-    channel words G, phase size PQ, plane stride, first virtual column `base`, last
-    output row oy1."""
-    H, W, KH, KW, OW, S = g["H"], g["W"], g["KH"], g["KW"], g["OW"], g["SH"]
-    fill = w.op(f"load i64, ptr {w.gep('%geo', '13', 'i64')}")
-    C = w.op(f"sdiv i64 %K, {w.mul(KH, KW)}")
-    Cp = w.op(f"and i64 {w.add(C, '3')}, -4")
-    Wq = w.add(OW, w.op(f"sdiv i64 {w.sub(KW, '1')}, {S}"))  # a phase's columns the window reads
-    oy0 = w.op(f"sdiv i64 {j0}, {OW}")
-    oy1 = w.op(f"sdiv i64 {w.sub(j1, '1')}, {OW}")
-    rows = w.add(w.sub(oy1, oy0), w.add(w.op(f"sdiv i64 {w.sub(KH, '1')}, {S}"), "1"))
-    PQ = w.mul(rows, Wq)
-    plane = w.add(w.mul(w.mul(S, S), PQ), str(SLACK))
-    size = w.op(f"and i64 {w.add(w.mul(Cp, plane), '63')}, -64")
-    buf = w.op(f"call ptr @aligned_alloc(i64 64, i64 {size})")  # Cp / 4 planes of words
-    w.do(
-        f"call void @xr_tband(ptr {x}, i64 {C}, i64 {Cp}, i64 {H}, i64 {W}, i64 {g['PT']}, "
-        f"i64 {g['PL']}, i64 {S}, i64 {KH}, i64 {KW}, i64 {oy0}, i64 {rows}, i64 {Wq}, "
-        f"ptr {buf}, i64 {plane}, i64 %flip, i64 {fill})"
-    )
-    G = w.op(f"sdiv i64 {Cp}, 4")
-    base = w.mul(oy0, Wq)  # the band's first virtual column
-    offs = _tap_offsets(w, g, Wq, PQ)
-    return {"Wq": Wq, "G": G, "plane": plane, "buf": buf, "base": base, "oy1": oy1, "offs": offs}
+def _band(w: Writer, g: dict[str, str], x: str, j0: str, j1: str) -> tuple[dict, str, str]:
+    """amx_conv.band_buffer's band of the output pixels [j0, j1) in words of 4 channels,
+    the channel words G per tap and the table of tap offsets."""
+    b = band_buffer(w, g, x, j0, j1, 4)
+    return b, w.op(f"sdiv i64 {b['Cp']}, 4"), _tap_offsets(w, g, b["Wq"], b["PQ"])
 
 
 PIXEL_PARAMS = [("ptr", "%bp"), ("ptr", "%buf"), ("ptr", "%pos"), ("i64", "%plane"),
@@ -242,29 +222,17 @@ def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int],
     qcol into Q's bytes (as igemm's micro-kernel does, its trow zeros and qrow ones), else
     stored as i32 into C: rows below mrows, columns below ncols."""
     with w.function("void", "@xr_vdirect_ptile", PIXEL_PARAMS):
-        accs = [[w.var(V, "zeroinitializer", f"c{r}{h}") for h in range(2)] for r in range(mr)]
         rows = [
             w.gep("%buf", w.op(f"load i64, ptr {w.gep('%pos', str(r), 'i64')}"), "i32")
             for r in range(mr)
         ]
-        with w.loop("tap", "0", "%taps") as tap:
-            off = w.op(f"load i64, ptr {w.gep('%offs', tap, 'i64')}")
-            b_tap = w.gep("%bp", w.mul(w.mul(tap, "%G"), str(COLS)), "i32")
-            with w.loop("g", "0", "%G") as g:
-                bp = w.gep(b_tap, w.mul(g, str(COLS)), "i32")
-                b = [
-                    w.op(f"load {V}, ptr {w.gep(bp, str(16 * h), 'i32')}, align 4") for h in (0, 1)
-                ]
-                at = w.add(off, w.mul(g, "%plane"))
-                for r in range(mr):
-                    word = w.op(f"load i32, ptr {w.gep(rows[r], at, 'i32')}, align 4")
-                    one = w.op(f"insertelement {V} poison, i32 {word}, i64 0")
-                    a = w.op(f"shufflevector {V} {one}, {V} poison, <16 x i32> zeroinitializer")
-                    for h in range(2):  # the band's bytes are the u8 operand
-                        acc = w.op(
-                            f"call {V} @llvm.x86.avx512.vpdpbusd.512({V} {w.get(accs[r][h])}, {V} {a}, {V} {b[h]})"
-                        )
-                        w.set(accs[r][h], acc)
+
+        def step(tap: str, off: str, g: str) -> tuple[list[str], list[str]]:
+            at = w.add(off, w.mul(g, "%plane"))
+            bp = w.gep("%bp", w.mul(w.add(w.mul(tap, "%G"), g), str(COLS)), "i32")
+            return [_word(w, w.gep(rows[r], at, "i32")) for r in range(mr)], _vectors(w, bp)
+
+        accs = _products(w, mr, step, words_are_data=True)
         masks = [lane_range(w, "0", w.sub("%ncols", str(16 * h)), 16) for h in range(2)]
         fv = "<16 x float>"
         tcol, qcol = [], []
@@ -307,8 +275,8 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
     the serial parts get them), its data read from the band of those pixels' rows."""
     with w.function("void", "@xr_vdirect_a", params):
         g, j0, j1 = load_geometry(w), "%arow0", w.add("%arow0", "%M")
-        b = _band(w, g, "%a", j0, j1)
-        KH, KW, OW, Wq, G = g["KH"], g["KW"], g["OW"], b["Wq"], b["G"]
+        b, G, offs = _band(w, g, "%a", j0, j1)
+        KH, KW, OW, Wq = g["KH"], g["KW"], g["OW"], b["Wq"]
         panel_words = w.mul(w.mul(w.mul(KH, KW), G), str(COLS))
         pos = w.op(f"alloca [{mr} x i64], align 64")
         nulls = {p: w.op(f"icmp eq ptr %{p}, null") for p in ("tcol", "qcol", "q")}
@@ -335,7 +303,7 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
                 q = w.op(f"select i1 {nulls['q']}, ptr null, ptr {w.gep('%q', at, 'i8')}")
                 w.do(
                     f"call void @xr_vdirect_ptile(ptr {bp}, ptr {b['buf']}, ptr {pos}, "
-                    f"i64 {b['plane']}, ptr {b['offs']}, i64 {w.mul(KH, KW)}, i64 {G}, "
+                    f"i64 {b['plane']}, ptr {offs}, i64 {w.mul(KH, KW)}, i64 {G}, "
                     f"ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 %ldc, "
                     f"ptr {tcol}, ptr {qcol}, i64 {m_here}, i64 {ncols}, {requant})"
                 )

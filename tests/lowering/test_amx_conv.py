@@ -123,6 +123,13 @@ CASES = [  # n, c, o, kh, kw, h, w, padding, data type, zero point
 @pytest.mark.parametrize("threads", ["1", "2", "3"])
 def test_direct_convolutions_are_exact(on_tiles, monkeypatch, case, threads):
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    assert_direct_exact(case, _stage)
+
+
+def assert_direct_exact(case: tuple, stage) -> None:
+    """The convolution `case` (conv_text's arguments) is direct in `stage`'s IR (the stage
+    of qnn-int-products under its options) and its build gives the reference executor's
+    integers, on extreme data and weights (shared with test_vnni_conv.py)."""
     n, c, o, kh, kw, h, w, _, xt, *_ = case
     text = conv_text(*case)
     info = np.iinfo(np.uint8 if xt == "ui8" else np.int8)

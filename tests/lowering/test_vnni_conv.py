@@ -20,7 +20,7 @@ from xrelay.lowering.kernels import amx_conv, gemm, igemm
 from xrelay.lowering.kernels.prepack import pack_direct_rows
 from xrelay.lowering.pipeline import lower
 
-from .test_amx_conv import conv_text
+from .test_amx_conv import assert_direct_exact, conv_text
 from .test_qnn_int_products import requantized_text
 
 build_module = importlib.import_module("xrelay.lowering.build")
@@ -142,19 +142,7 @@ CASES = [  # n, c, o, kh, kw, h, w, padding, data type, zero point(, stride)
 @pytest.mark.parametrize("threads", ["1", "2", "3"])
 def test_direct_convolutions_are_exact(on_vnni, monkeypatch, case, threads):
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
-    n, c, o, kh, kw, h, w, _, xt, *_ = case
-    text = conv_text(*case)
-    info = np.iinfo(np.uint8 if xt == "ui8" else np.int8)
-    x = rng.integers(info.min, info.max + 1, (n, c, h, w)).astype(info.dtype)
-    x[:, ::3] = info.max
-    weight = rng.integers(-128, 128, (o, c, kh, kw)).astype(np.int8)
-    weight[::2] = -128
-    params = {"w": weight}
-    assert "direct = true" in _stage(text, params)
-    lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False)
-    (got,) = lib.run(x=x)
-    (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
-    np.testing.assert_array_equal(got, want)
+    assert_direct_exact(case, _stage)
 
 
 def _stage(text: str, params: dict) -> str:
