@@ -283,19 +283,7 @@ def direct_serial(w: Writer, params: list[tuple[str, str]]) -> None:
             trow = w.op(f"select i1 {nulls['trow']}, ptr @xr_izeros, ptr {trow}")
             qrow = w.gep("%qrow", ir)
             qrow = w.op(f"select i1 {nulls['qrow']}, ptr @xr_iones, ptr {qrow}")
-
-            def store(col: str, ja: str, jb: str) -> None:
-                at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
-                ctile = w.gep("%c", at, "i32")
-                qtile = w.gep("%q", at, "i8")
-                qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
-                w.do(
-                    f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, i64 {mr}, "
-                    f"i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, ptr @xr_izeros, ptr {qtile}, "
-                    f"ptr {qrow}, ptr @xr_iones, {requant})"
-                )
-
-            for_runs(w, jv, ROWS, Wq, OW, j0, j1, store)
+            edge_runs(w, jv, ROWS, Wq, OW, j0, j1, tmp, ir, mr, trow, qrow, nulls["q"], requant)
         with w.if_(ready):
             w.do("call void @llvm.x86.tilerelease()")
         w.do(f"call void @free(ptr {buf})")
@@ -351,3 +339,24 @@ def for_runs(
         jb = w.min(w.add(jrow, w.sub(p_b, row0)), j1)
         with w.if_(w.op(f"icmp sgt i64 {jb}, {ja}")):
             body(w.sub(w.add(row0, w.sub(ja, jrow)), jv), ja, jb)
+
+
+def edge_runs(
+    w: Writer, jv: str, cols: int, Wq: str, OW: str, j0: str, j1: str, tmp: str, ir: str,
+    mr: str, trow: str, qrow: str, q_null: str, requant: str,
+) -> None:  # fmt: skip
+    """The scratch tile `tmp` (rows `cols` apart) of the rows from `ir` (mr of them) and
+    the virtual columns from jv, run by run of valid columns, through igemm's xr_iedge
+    into C, or requantized into Q (in a function with igemm's %c, %q and %ldc)."""
+
+    def store(col: str, ja: str, jb: str) -> None:
+        at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
+        ctile = w.gep("%c", at, "i32")
+        qtile = w.op(f"select i1 {q_null}, ptr null, ptr {w.gep('%q', at, 'i8')}")
+        w.do(
+            f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, i64 %ldc, "
+            f"i64 {mr}, i64 {w.sub(jb, ja)}, i64 0, i64 1, ptr {trow}, ptr @xr_izeros, "
+            f"ptr {qtile}, ptr {qrow}, ptr @xr_iones, {requant})"
+        )
+
+    for_runs(w, jv, cols, Wq, OW, j0, j1, store)

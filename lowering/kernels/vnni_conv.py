@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xrelay.lowering.kernels.amx_conv import band_buffer, for_runs
+from xrelay.lowering.kernels.amx_conv import band_buffer, edge_runs, for_runs
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
@@ -183,20 +183,9 @@ def direct_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
                 f"i64 {OW}, i64 {j0}, i64 {j1}, {requant})"
             )
 
-            def store(col: str, ja: str, jb: str) -> None:
-                at = w.add(w.mul(ir, "%ldc"), w.sub(ja, j0))
-                ctile = w.gep("%c", at, "i32")
-                qtile = w.gep("%q", at, "i8")
-                qtile = w.op(f"select i1 {nulls['q']}, ptr null, ptr {qtile}")
-                w.do(
-                    f"call void @xr_iedge(ptr {w.gep(tmp, col, 'i32')}, ptr {ctile}, "
-                    f"i64 %ldc, i64 {m_here}, i64 {w.sub(jb, ja)}, i64 0, i64 1, "
-                    f"ptr {trow}, ptr @xr_izeros, ptr {qtile}, ptr {qrow}, ptr @xr_iones, "
-                    f"{requant})"
-                )
-
             with w.if_(in_tile):  # the i32 C (or bytes) from t, run by run of valid columns
-                for_runs(w, jv, COLS, Wq, OW, j0, j1, store)
+                args = (tmp, ir, m_here, trow, qrow, nulls["q"], requant)
+                edge_runs(w, jv, COLS, Wq, OW, j0, j1, *args)
         w.do(f"call void @free(ptr {buf})")
 
 
