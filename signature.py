@@ -35,8 +35,6 @@ from xrelay.dialects.dtypes import (
     storage_dtype,
     to_storage,
 )
-from xrelay.dialects.relay.optional import OptionalType
-from xrelay.dialects.relay.sequence import SequenceType
 from xrelay.errors import Error, ShapeError
 
 NAME_ATTR = "xrelay.name"
@@ -142,6 +140,11 @@ class FunctionSignature:
 
     @staticmethod
     def of(fn: func.FuncOp) -> FunctionSignature:
+        # the relay dialect's types, imported here: loading a saved library (the
+        # signature from its header) imports no dialect
+        from xrelay.dialects.relay.optional import OptionalType
+        from xrelay.dialects.relay.sequence import SequenceType
+
         attrs = fn.arg_attrs.data if fn.arg_attrs is not None else [None] * len(fn.args)
         args = []
         for i, (arg, extra) in enumerate(zip(fn.args, attrs)):

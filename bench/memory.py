@@ -1,9 +1,13 @@
 """Peak resident memory of one system running one model, in a process of its own.
 
-    python bench/memory.py SYSTEM MODEL.onnx INPUTS.npz     (SYSTEM: xrelay, onnxruntime, openvino)
+    python bench/memory.py SYSTEM MODEL.onnx INPUTS.npz
+        (SYSTEM: xrelay, xrelay-artifact, onnxruntime, openvino)
 
 prints the process's peak RSS in MB after import, build and three runs (what a user's
-serving process holds at its worst, interpreter and libraries included). `peak_mb` also
+serving process holds at its worst, interpreter and libraries included). `xrelay-artifact`
+is a serving process that loads the model compiled ahead of time (`xrelay compile`, made
+by a process of its own that is not measured: MODEL.xrl beside the model) and runs it
+three times: no compiler, no LLVM, the parameters memory-mapped from the file. `peak_mb` also
 counts the processes it starts (xrelay's LLVM compile workers: about 100 MB each at their
 peak, half of it libLLVM's pages, which they share), sampling the tree while it runs.
 `bench/run.py` calls `peak_mb` for each system after timing a model, so no system's
@@ -18,7 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-SYSTEMS = ("xrelay", "onnxruntime", "openvino")
+SYSTEMS = ("xrelay", "xrelay-artifact", "onnxruntime", "openvino")
+
+
+def artifact_path(model: str | Path) -> Path:
+    return Path(model).with_suffix(".xrl")
 
 
 def _run(system: str, model: str, inputs_path: str) -> None:
@@ -26,7 +34,18 @@ def _run(system: str, model: str, inputs_path: str) -> None:
     from run import OPENVINO_CONFIG, ort_session  # bench/, this script's folder, is on sys.path
 
     inputs = dict(np.load(inputs_path))
-    if system == "xrelay":
+    if system == "save":  # not measured: the artifact xrelay-artifact loads
+        import xrelay
+
+        module, params = xrelay.from_onnx(model)
+        xrelay.build(module, params, cache=False, release_params=True).save(artifact_path(model))
+        return
+    if system == "xrelay-artifact":
+        import xrelay
+
+        lib = xrelay.load(artifact_path(model))
+        call = lambda: lib.run(**inputs)
+    elif system == "xrelay":
         import xrelay
 
         module, params = xrelay.from_onnx(model)
@@ -120,6 +139,6 @@ def peak_mb(system: str, model: Path, inputs: Path) -> float | None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] not in SYSTEMS:
+    if len(sys.argv) != 4 or sys.argv[1] not in (*SYSTEMS, "save"):
         sys.exit(__doc__)
     _run(*sys.argv[1:])

@@ -32,7 +32,9 @@ shows (`-`: none dropped).
 
 `--memory`: after timing a model, each system's peak resident memory (import, build and three
 runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
-columns. (`peak MB` is the timing process's, which holds all three systems.)
+columns; `load MB` and `load/ORT` for a serving process that loads xrelay's compiled artifact
+(`xrelay compile`) and runs it three times. (`peak MB` is the timing process's, which holds
+all three systems.)
 
 `--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
 with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
@@ -252,7 +254,7 @@ def main() -> int:
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
     if args.memory:
-        header += f"{'xr MB':>8}{'ORT MB':>8}{'OV MB':>8}{'xr/ORT':>8}"
+        header += f"{'xr MB':>8}{'load MB':>8}{'ORT MB':>8}{'OV MB':>8}{'xr/ORT':>8}{'load/ORT':>9}"
     print(header)
     sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
     names = [m for part in args.models.split(",") for m in sets.get(part, [part])]
@@ -348,9 +350,15 @@ def _memory_columns(r: dict) -> str:
     mb = {system: peak_mb(system, model, inputs) for system in SYSTEMS}
     r |= {f"{system}_peak_mb": v for system, v in mb.items()}
     cols = "".join(f"{v:>8.0f}" if v is not None else f"{'-':>8}" for v in mb.values())
-    if mb["xrelay"] is not None and mb["onnxruntime"]:
-        r["memory_ratio"] = mb["xrelay"] / mb["onnxruntime"]
-        cols += f"{r['memory_ratio']:>8.2f}"
+    for system, key, width in (
+        ("xrelay", "memory_ratio", 8),
+        ("xrelay-artifact", "load_memory_ratio", 9),
+    ):
+        if mb[system] is not None and mb["onnxruntime"]:
+            r[key] = mb[system] / mb["onnxruntime"]
+            cols += f"{r[key]:>{width}.2f}"
+        else:
+            cols += f"{'-':>{width}}"
     return cols
 
 

@@ -24,20 +24,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from llvmlite import ir
-from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xrelay.dialects.dims import products
 from xrelay.errors import Error
 from xrelay.lowering import compile_worker, host, object_loader
 from xrelay.lowering.compile_worker import CompileError, object_codes
-from xrelay.lowering.expose_checks import first_violation
-from xrelay.lowering.limits import SizeCheck
-from xrelay.lowering.plan_buffers import RuntimePlan
-from xrelay.lowering.split_module import split_module
 from xrelay.signature import FunctionSignature, bind_dims, check_inputs
 
 if TYPE_CHECKING:
     import llvmlite.binding as llvm
+    from xdsl.dialects.builtin import ModuleOp
 
 _initialized = False
 _gomp = False
@@ -196,6 +190,9 @@ def llvm_module(module: ModuleOp) -> str:
     writes only fresh buffers no other argument reaches), so loops vectorize without
     run-time overlap checks. Raises `xrelay.Error` on a module not lowered to the llvm
     dialect, or one LLVM rejects."""
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects.builtin import StringAttr
+
     try:
         triple = host.describe()["default_triple"]  # what None would ask LLVM for here
         ir_module = convert_module(module, fallback_target_triple=triple)
@@ -342,6 +339,8 @@ class Library:
             try:
                 # more parts than workers: the workers take the next as they finish, so
                 # one part that compiles slowly (the GEMM's) does not leave a core idle
+                from xrelay.lowering.split_module import split_module
+
                 parts = split_module(text, 2 * n if n > 1 else 1)
                 objects = object_codes(parts, self.target)
             except CompileError as e:
@@ -428,9 +427,13 @@ class Library:
                 # the results'
                 binding = bind_dims(self._call_signature, given)
                 if self._size_check is None:
+                    from xrelay.lowering.limits import SizeCheck
+
                     self._size_check = SizeCheck(self.meta.get("dynamic_sizes", []))
                 self._size_check.check(binding)
                 if self._result_dims is None:  # every result dimension, compiled once
+                    from xrelay.dialects.dims import products
+
                     self._result_dims = products(
                         [[d] for s, _ in self.signature.results for d in s]
                     )
@@ -471,6 +474,8 @@ class Library:
                     pointers += self._dynamic_arena(binding)
                 self._main(*pointers)
         if self.checks:
+            from xrelay.lowering.expose_checks import first_violation
+
             error = first_violation(self.checks, bounds, binding)
             if error is not None:
                 raise error
@@ -524,6 +529,8 @@ class Library:
         """main's last arguments in a dynamic build: the arena (64-byte aligned pointer,
         size) and the offsets of the buffers in it, planned for this binding."""
         if self._plan is None:
+            from xrelay.lowering.plan_buffers import RuntimePlan
+
             self._plan = RuntimePlan(self.meta["dynamic_plan"])
         offsets, total = self._plan.offsets(dict(binding))
         if self._arena is None or self._arena.size < total + 64:

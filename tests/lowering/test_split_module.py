@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import xrelay
 from xrelay.lowering import artifact, compile_worker
-from xrelay.lowering import jit as jit_module
+from xrelay.lowering import split_module as split_module_module
 from xrelay.lowering.split_module import split_module
 
 # two GEMMs (the runtime's part; 5 input channels, not a narrow convolution), pooling and softmax kernels, internal constants used by
@@ -48,17 +48,17 @@ def _inputs():
 def _llvm_text(module=MODULE):
     """The LLVM IR build compiles for `module` (its text)."""
     texts = []
-    real = jit_module.split_module
+    real = split_module_module.split_module  # what jit.Library imports when it compiles
 
     def grab(text, parts):
         texts.append(text)
         return real(text, parts)
 
-    jit_module.split_module = grab
+    split_module_module.split_module = grab
     try:
         xrelay.build(xrelay.parse_module(module), cache=False)
     finally:
-        jit_module.split_module = real
+        split_module_module.split_module = real
     return texts[0]
 
 
