@@ -414,7 +414,16 @@ class Chain:
     def extend(self, user: Operation) -> bool:
         """Absorb `user` (the single user of the chain's value) if it fits; False to stop."""
         out = list(shape_of(self.value))
-        axis = self.anchor.channel_axis
+        # a product's channels are its last axis, also past a reshape (_keeps_rows)
+        conv = isinstance(self.anchor.op, relay.Conv2DOp)
+        axis = self.anchor.channel_axis if conv else len(out) - 1
+        if (
+            not (conv or self.relu)
+            and isinstance(user, relay.ReshapeOp)
+            and _keeps_rows(self, user)
+        ):
+            self.ops.append(user)  # the same bytes: the epilogue goes on past it
+            return True
         if (
             self.relu
             or not isinstance(user, relay.RelayOp)
@@ -438,6 +447,15 @@ class Chain:
             return False
         self.ops.append(user)
         return True
+
+
+def _keeps_rows(chain: Chain, reshape: relay.ReshapeOp) -> bool:
+    """Is `reshape` of a product's result (its channels the last axis) one that keeps the
+    last axis (BERT's [128, 768] -> [1, 128, 768] between each matmul and its bias and
+    residual adds)? Its result is the product's bytes, channel for channel, so the chain
+    reads on through it."""
+    before, after = list(shape_of(chain.value)), list(shape_of(reshape.results[0]))
+    return len(before) >= 2 and len(after) >= 2 and dim_equal(before[-1], after[-1])
 
 
 def _other(op: Operation, value: SSAValue) -> SSAValue | None:
