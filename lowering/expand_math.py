@@ -13,11 +13,12 @@ GELU loops scalar.
 
 The coefficients are least-squares fits of our own (relative error weighted, computed in
 f64 and checked in f32 arithmetic over the whole range): tests/lowering/test_expand_math.py
-checks the compiled code against numpy. f64 ops keep the libm calls.
+checks the compiled code against numpy. The polynomials run as fused multiply-adds
+(`math.fma`, LLVM's `llvm.fma`). f64 ops keep the libm calls.
 
     %y = math.exp %x : f32
   becomes
-    %c = arith.constant 1.44269502 : f32   ... arith.mulf / addf / select ...
+    %c = arith.constant 1.44269502 : f32   ... math.fma / arith.mulf / select ...
 """
 
 from __future__ import annotations
@@ -117,9 +118,12 @@ class _Builder:
         return self.select(self.cmp("olt", self.c(hi), low), self.c(hi), low)
 
     def horner(self, coefficients: Sequence[float], t: SSAValue) -> SSAValue:
+        """The polynomial at `t`, each step one fused multiply-add (LLVM contracts no
+        separate multiply and add: no fast-math flags; one instruction instead of two, and
+        one rounding)."""
         acc = self.c(coefficients[-1])
         for k in reversed(coefficients[:-1]):
-            acc = self.add(self.mul(acc, t), self.c(k))
+            acc = self.emit(math.FmaOp(acc, t, self.c(k)))
         return acc
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:

@@ -135,6 +135,7 @@ FLOAT_INTRINSICS: dict[type[Operation], str] = {
     math.RoundEvenOp: "roundeven",
     math.TruncOp: "trunc",
     math.TanhOp: "tanh",
+    math.FmaOp: "fma",
 }
 
 # math op -> the C functions (for f32, for f64) to call, for the math ops LLVM has no
