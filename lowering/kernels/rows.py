@@ -56,6 +56,7 @@ declare float @llvm.vector.reduce.fadd.v{vw}f32(float, <{vw} x float>)
 declare float @llvm.vector.reduce.fmaximum.v{vw}f32(<{vw} x float>)
 declare <{vw} x float> @llvm.minimum.v{vw}f32(<{vw} x float>, <{vw} x float>)
 declare <{vw} x float> @llvm.roundeven.v{vw}f32(<{vw} x float>)
+declare <{vw} x float> @llvm.fma.v{vw}f32(<{vw} x float>, <{vw} x float>, <{vw} x float>)
 declare float @llvm.sqrt.f32(float)
 declare float @llvm.log.f32(float)
 """
@@ -125,7 +126,7 @@ class _Vec:
         )
         acc = c(EXP_C[-1])
         for k in reversed(EXP_C[:-1]):
-            acc = self.bin("fadd", self.bin("fmul", acc, r), c(k))
+            acc = self.call("fma", acc, r, c(k))  # (expand_math's Horner steps)
         p = self.bin(
             "fadd", self.bin("fadd", c(1.0), r), self.bin("fmul", self.bin("fmul", r, r), acc)
         )
