@@ -118,7 +118,17 @@ def peak_mb(system: str, model: Path, inputs: Path) -> float | None:
     the processes it starts (xrelay compiles in worker processes): the process's own
     high-water mark, or the tree's resident memory sampled every 10 ms while it runs
     (files' pages counted once), whichever is more; None if it failed (OpenVINO not
-    installed, say)."""
+    installed, say). `xrelay-artifact` first saves the artifact it loads, in a process of
+    its own that is not measured."""
+    if system == "xrelay-artifact":
+        made = subprocess.run(
+            [sys.executable, __file__, "save", str(model), str(inputs)],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if made.returncode != 0:
+            return None
     proc = subprocess.Popen(
         [sys.executable, __file__, system, str(model), str(inputs)],
         stdout=subprocess.PIPE,
