@@ -342,8 +342,9 @@ class WinogradAttr(RecordAttr[WinogradSpec]):
 
 @dataclass(frozen=True)
 class RowSpec:
-    """An f32 layer norm, softmax, log-softmax, or a row's mean or maximum (`kind`:
-    "layer_norm", "softmax", "log_softmax", "mean", "max": global pools) of `rows`
+    """An f32 layer norm, softmax, log-softmax, or a row's mean, maximum or minimum
+    (`kind`: "layer_norm", "softmax", "log_softmax", "mean", "max" (global pools and
+    relay.max), "min" (relay.min)) of `rows`
     contiguous rows of `n` values (lowering/kernels/rows.py, select-kernels); a layer
     norm's epsilon as Python writes the float (repr)."""
 

@@ -672,6 +672,8 @@ def row_spec(op: Operation) -> RowSpec | None:
     an NCHW global average or max pool (planes as rows), of static shape and at most
     MAX_ROW values per row; else None."""
     pools = relay.GlobalAvgPool2DOp | relay.GlobalMaxPool2DOp
+    if isinstance(op, relay.MaxOp | relay.MinOp):
+        return _extreme_spec(op)
     if not isinstance(op, relay.LayerNormOp | relay.SoftmaxOp | relay.LogSoftmaxOp | pools):
         return None
     if not (_f32(op.operands[0]) and _f32(op.results[0])):
@@ -698,11 +700,48 @@ def row_spec(op: Operation) -> RowSpec | None:
     return RowSpec(kind, int(np.prod(shape[:axis])), n, epsilon)
 
 
+def _extreme_spec(op: relay.MaxOp | relay.MinOp) -> RowSpec | None:
+    """An f32 relay.max / relay.min of static shape over its trailing axes (every axis when
+    none is given: dynamic quantization's range) as rows of the values it reduces
+    together; any row length (no sum to lose precision in)."""
+    if not (_f32(op.operands[0]) and _f32(op.results[0])):
+        return None
+    shape = shape_of(op.operands[0])
+    if not shape or not all(isinstance(d, int) and d > 0 for d in shape):
+        return None
+    rank = len(shape)
+    axes = op.attrs.axis
+    reduced = sorted({a % rank for a in axes}) if axes is not None else list(range(rank))
+    lead = rank - len(reduced)
+    if reduced != list(range(lead, rank)):
+        return None
+    kind = "max" if isinstance(op, relay.MaxOp) else "min"
+    return RowSpec(kind, int(np.prod(shape[:lead])), int(np.prod(shape[lead:])))
+
+
 def _row_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bool:
-    """Replace an op `row_spec` accepts by a call of a runtime row kernel declaration."""
+    """Replace an op `row_spec` accepts by a call of a runtime row kernel declaration. A
+    maximum or minimum of a whole tensor of rank 2 or more is one per row of its last axis
+    (rows the threads split) and then over those (a relay op of its own)."""
     spec = row_spec(op) if ROWS else None
     if spec is None:
         return False
+    shape = shape_of(op.operands[0])
+    if spec.kind in ("max", "min") and spec.rows == 1 and len(shape) > 1:
+        per_row = RowSpec(spec.kind, spec.n // shape[-1], shape[-1])
+        rows_type = TensorType(f32, [per_row.rows])
+        name = runtime_declaration(
+            module, known, "xr_rows", RowAttr(per_row), [op.operands[0].type], rows_type
+        )
+        call = func.CallOp(name, [op.operands[0]], [rows_type])
+        whole = type(op)(call.results[0])
+        ops: list[Operation] = [call, whole]
+        if whole.results[0].type != op.results[0].type:  # keepdims
+            ops.append(relay.ReshapeOp(whole.results[0], newshape=list(shape_of(op.results[0]))))
+        for new in ops:
+            new.location = op.location
+        Rewriter.replace_op(op, ops)
+        return True
     _replace_by_call(module, known, op, "xr_rows", RowAttr(spec), list(op.operands))
     return True
 

@@ -1,13 +1,15 @@
 """The runtime's f32 layer norm, softmax, log-softmax and global pools along contiguous
 rows (select-kernels: `relay.nn.layer_norm` over trailing axes, `relay.nn.softmax` and
 `relay.nn.log_softmax` along the last axis, NCHW `relay.nn.global_avg_pool2d` and
-`global_max_pool2d` over each plane; static shapes).
+`global_max_pool2d` over each plane, `relay.max` and `relay.min` over trailing axes;
+static shapes).
 
     void xr_layer_norm(ptr x, ptr gamma, ptr beta, ptr y, i64 rows, i64 n, ptr eps)
     void xr_softmax(ptr x, ptr y, i64 rows, i64 n)
     void xr_log_softmax(ptr x, ptr y, i64 rows, i64 n)
     void xr_row_mean(ptr x, ptr y, i64 rows, i64 n)      y[r] = sum(row r) / n
     void xr_row_max(ptr x, ptr y, i64 rows, i64 n)       y[r] = max(row r)
+    void xr_row_min(ptr x, ptr y, i64 rows, i64 n)       y[r] = min(row r)
 
 One call per op, each row in a few vector passes while it stays in L1. The linalg
 lowering took five or six loop nests per op (each a parallel region of its own), and
@@ -54,6 +56,7 @@ POS_INF = "0x7FF0000000000000"
 HEADER = """
 declare float @llvm.vector.reduce.fadd.v{vw}f32(float, <{vw} x float>)
 declare float @llvm.vector.reduce.fmaximum.v{vw}f32(<{vw} x float>)
+declare float @llvm.vector.reduce.fminimum.v{vw}f32(<{vw} x float>)
 declare <{vw} x float> @llvm.minimum.v{vw}f32(<{vw} x float>, <{vw} x float>)
 declare <{vw} x float> @llvm.roundeven.v{vw}f32(<{vw} x float>)
 declare <{vw} x float> @llvm.fma.v{vw}f32(<{vw} x float>, <{vw} x float>, <{vw} x float>)
@@ -70,7 +73,8 @@ def f32(value: float) -> str:
 
 # the kernel of each RowSpec.kind
 NAMES = {"layer_norm": "@xr_layer_norm", "softmax": "@xr_softmax",
-         "log_softmax": "@xr_log_softmax", "mean": "@xr_row_mean", "max": "@xr_row_max"}  # fmt: skip
+         "log_softmax": "@xr_log_softmax", "mean": "@xr_row_mean", "max": "@xr_row_max",
+         "min": "@xr_row_min"}  # fmt: skip
 
 
 class _Vec:
@@ -141,15 +145,15 @@ class _Vec:
         return self.select(self.cmp("olt", x, c(EXP_LO)), c(0.0), y)
 
 
-def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, maximum: bool = False) -> str:
+def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, extreme: str = "") -> str:
     """Reduce a row of n values: `step(acc, x)` over UNROLL partial vectors (from 0, or
-    from `fill` for a maximum) along the whole vectors, the tail (masked, lanes past n read
-    as `fill`) into the first; the partial vectors added (or their maximum) pairwise, then
-    their lanes in order."""
+    from `fill` for an `extreme`, "maximum" or "minimum") along the whole vectors, the tail
+    (masked, lanes past n read as `fill`) into the first; the partial vectors added (or
+    their extreme) pairwise, then their lanes in order."""
     vw = v.vw
     block = vw * UNROLL
     whole = w.mul(w.op(f"sdiv i64 {n}, {block}"), str(block))
-    accs = [w.var(v.t, fill if maximum else v.const(0.0), "acc") for _ in range(UNROLL)]
+    accs = [w.var(v.t, fill if extreme else v.const(0.0), "acc") for _ in range(UNROLL)]
     with w.loop("q", "0", whole, str(block)) as q:
         for u in range(UNROLL):
             x = w.op(f"load {v.t}, ptr {w.gep(row, w.add(q, str(u * vw)))}, align 4")
@@ -160,9 +164,10 @@ def _fold(w: Writer, v: _Vec, row: str, n: str, fill: str, step, maximum: bool =
     parts = [w.get(a) for a in accs]
     while len(parts) > 1:
         pairs = zip(parts[::2], parts[1::2])
-        parts = [v.call("maximum", a, b) if maximum else v.bin("fadd", a, b) for a, b in pairs]
-    if maximum:
-        return w.op(f"call float @llvm.vector.reduce.fmaximum.v{vw}f32({v.t} {parts[0]})")
+        parts = [v.call(extreme, a, b) if extreme else v.bin("fadd", a, b) for a, b in pairs]
+    if extreme:
+        reduce = f"@llvm.vector.reduce.f{extreme}.v{vw}f32"
+        return w.op(f"call float {reduce}({v.t} {parts[0]})")
     return w.op(f"call float @llvm.vector.reduce.fadd.v{vw}f32(float -0.0, {v.t} {parts[0]})")
 
 
@@ -172,7 +177,12 @@ def _sum(w: Writer, v: _Vec, row: str, n: str) -> str:
 
 def _max(w: Writer, v: _Vec, row: str, n: str) -> str:
     """The row's maximum (NaN wins; -inf past n)."""
-    return _fold(w, v, row, n, v.splat(NEG_INF), lambda a, x: v.call("maximum", a, x), True)
+    return _fold(w, v, row, n, v.splat(NEG_INF), lambda a, x: v.call("maximum", a, x), "maximum")
+
+
+def _min(w: Writer, v: _Vec, row: str, n: str) -> str:
+    """The row's minimum (NaN wins; +inf past n)."""
+    return _fold(w, v, row, n, v.splat(POS_INF), lambda a, x: v.call("minimum", a, x), "minimum")
 
 
 def _map(w: Writer, v: _Vec, n: str, body) -> None:
@@ -261,7 +271,8 @@ def softmax(w: Writer, vw: int, log: bool, threads: bool) -> None:
 
 
 def reduce_rows(w: Writer, vw: int, kind: str, threads: bool) -> None:
-    """@xr_row_mean / @xr_row_max: y[r] = sum(row r) / n, or its maximum (NaN wins)."""
+    """@xr_row_mean / @xr_row_max / @xr_row_min: y[r] = sum(row r) / n, or its maximum or
+    minimum (NaN wins)."""
     v = _Vec(w, vw)
     fn = NAMES[kind]
     params = [*SM_PARAMS, ("i64", "%p0"), ("i64", "%p1")]
@@ -269,6 +280,8 @@ def reduce_rows(w: Writer, vw: int, kind: str, threads: bool) -> None:
         row = w.gep("%x", w.mul(r, "%n"))
         if kind == "max":
             y = _max(w, v, row, "%n")
+        elif kind == "min":
+            y = _min(w, v, row, "%n")
         else:
             y = w.op(f"fdiv float {_sum(w, v, row, '%n')}, {w.op('sitofp i64 %n to float')}")
         w.do(f"store float {y}, ptr {w.gep('%y', r)}")
@@ -308,7 +321,7 @@ def runtime_ir(specs: dict[str, RowSpec], threads: bool, vw: int, declared: str 
     for kind, log in (("softmax", False), ("log_softmax", True)):
         if kind in kinds:
             softmax(w, vw, log, threads)
-    for kind in ("mean", "max"):
+    for kind in ("mean", "max", "min"):
         if kind in kinds:
             reduce_rows(w, vw, kind, threads)
     for symbol, spec in specs.items():

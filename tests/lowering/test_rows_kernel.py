@@ -178,3 +178,45 @@ def test_global_pools(shape, kind):
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
     if kind == "max":
         np.testing.assert_array_equal(got, plain)
+
+
+EXTREMES = [
+    ((128, 768), None, False),  # dynamic quantization's range: per row, then over the rows
+    ((128, 3072), None, True),
+    ((37,), None, False),  # rank 1: one row
+    ((4, 100), (1,), False),
+    ((3, 5, 70), (1, 2), True),
+    ((6, 33), (-1,), False),
+]
+
+
+@pytest.mark.parametrize("shape,axis,keepdims", EXTREMES, ids=str)
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_max_min_over_trailing_axes(shape, axis, keepdims, kind):
+    """relay.max / relay.min over trailing axes on the row kernels, bit for bit the linalg
+    lowering's (a NaN wins; -0 below +0): random values, a NaN, rows of signed zeros, an
+    extreme value in the last lane."""
+    op = relay.MaxOp if kind == "max" else relay.MinOp
+    attrs = {"keepdims": keepdims} | ({"axis": list(axis)} if axis is not None else {})
+    rng = np.random.default_rng(7)
+    for trial in range(4):
+        x = rng.standard_normal(shape).astype(F)
+        if trial == 1:
+            x.flat[rng.integers(x.size)] = np.nan
+        if trial == 2:
+            x[...] = 0.0
+            x.flat[::3] = -0.0
+        if trial == 3:
+            x.flat[-1] = 1e30 if kind == "max" else -1e30
+        got, plain = both([shape], lambda v: [op(v, **attrs)], [x])
+        assert got.shape == plain.shape
+        np.testing.assert_array_equal(got, plain)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(plain))
+        want = (np.max if kind == "max" else np.min)(x, axis=axis, keepdims=keepdims)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_extremes_it_leaves():
+    """A maximum over leading axes (not contiguous rows) stays with linalg."""
+    leading = module([(4, 10)], 1, lambda x: [relay.MaxOp(x, axis=[0])])
+    assert row_spec(next(op for op in leading.walk() if isinstance(op, relay.MaxOp))) is None

@@ -71,3 +71,33 @@ func.func @main(%x: tensor<2x3x5x7xf32>) -> (tensor<2x3x1x1xf32>, tensor<2x3x1x1
   %b = relay.nn.global_max_pool2d %x : (tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32>
   func.return %a, %b : tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>
 }
+
+// -----
+
+// Dynamic quantization's range: the maximum and the minimum of a whole 8 x 96 tensor are
+// first those of each row of its last axis (a row kernel whose rows the threads split),
+// then those of the 8 rows' results (a relay op of 8 values, on the linalg lowering); a
+// minimum over the trailing axes with keepdims is one row kernel call.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[M:.+]] = func.call @xr_rows_0(%x) : (tensor<8x96xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %{{.+}} = relay.max %[[M]] : (tensor<8xf32>) -> tensor<f32>
+// CHECK-NEXT:    %[[N:.+]] = func.call @xr_rows_1(%x) : (tensor<8x96xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %{{.+}} = relay.min %[[N]] : (tensor<8xf32>) -> tensor<f32>
+// CHECK-NEXT:    %{{.+}} = func.call @xr_rows_2(%y) : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
+// CHECK:       func.func private @xr_rows_0(
+// CHECK-SAME:    #kernel.rows<kind = "max", rows = 8, n = 96>
+// CHECK:       func.func private @xr_rows_1(
+// CHECK-SAME:    #kernel.rows<kind = "min", rows = 8, n = 96>
+// CHECK:       func.func private @xr_rows_2(
+// CHECK-SAME:    #kernel.rows<kind = "min", rows = 2, n = 12>
+// RT:          xrelay.runtime = "
+// RT-SAME:       define internal void @xr_row_max_part(
+// RT-SAME:       call float @llvm.vector.reduce.fmaximum.v{{8|16}}f32(
+// RT-SAME:       define internal void @xr_row_min_part(
+// RT-SAME:       call float @llvm.vector.reduce.fminimum.v{{8|16}}f32(
+func.func @main(%x: tensor<8x96xf32>, %y: tensor<2x3x4xf32>) -> (tensor<f32>, tensor<f32>, tensor<2x1x1xf32>) {
+  %a = relay.max %x : (tensor<8x96xf32>) -> tensor<f32>
+  %b = relay.min %x : (tensor<8x96xf32>) -> tensor<f32>
+  %c = relay.min %y {axis = array<i64: 1, 2>, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x1x1xf32>
+  func.return %a, %b, %c : tensor<f32>, tensor<f32>, tensor<2x1x1xf32>
+}
