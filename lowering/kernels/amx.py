@@ -8,7 +8,7 @@ A micro-tile is 32 x 32 i32: 2 x 2 tiles of 16 x 16 (tiles 0-3), each step multi
 data, B the s8 weight: xr_igemm_a) or `tdpbsud` (A the s8 weight, B the u8 data: a
 convolution's columns, xr_igemm_b). Products are exact in i32, as igemm's.
 
-Layouts, per K block of IKC values (kcg = its groups of 4 values, rounded up to 16 so every
+Layouts, per K block of AMX_KC values (kcg = its groups of 4 values, rounded up to 16 so every
 step is a whole tile; zeros past K):
 - A: rows padded to 32, tile-major in panels of 32 rows: each step's 32 rows of 64 bytes
   (16 words) together, word (row, g) of a panel at ((g / 16) * 32 + row) * 16 + g % 16, so
@@ -32,7 +32,7 @@ from __future__ import annotations
 from xrelay.lowering.kernels.gemm import NC
 from xrelay.lowering.kernels.iconv_pack import b_block
 from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
-from xrelay.lowering.kernels.prepack import IKC
+from xrelay.lowering.kernels.prepack import AMX_KC
 
 TILE = 16  # rows of a tile (and groups per step: 64 bytes a row)
 ROWS = 32  # the micro-tile's rows and columns: 2 x 2 tiles
@@ -186,7 +186,7 @@ def gemm_serial(
     """xr_igemm_serial_<u> on tiles: igemm's blocking with 32 x 32 micro-tiles, every tile
     through the scratch tile and xr_iedge. xr_igemm_a takes no convolution (`geo` null:
     qnn-int-products makes no pixel-major product for AMX)."""
-    kcg_max = IKC // 4
+    kcg_max = AMX_KC // 4
     with w.function("void", name or f"@xr_igemm_serial_{unsigned}", params):
         ready = w.op("call i1 @xr_amx_ready()")
         with w.if_(ready):
@@ -203,7 +203,7 @@ def gemm_serial(
         conv = w.op("icmp ne ptr %geo, null") if unsigned == "b" else "false"
         block = w.var("ptr", "null", "cols")
         with w.if_(conv):
-            w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {IKC * NC})"))
+            w.set(block, w.op(f"call ptr @aligned_alloc(i64 64, i64 {AMX_KC * NC})"))
         cols = w.get(block)
         plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:

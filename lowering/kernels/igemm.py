@@ -385,8 +385,13 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str, name: str = "") -
         plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {b_conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
-            with w.loop("pg", "0", kg_all, str(kcg_max)) as pg:
-                kcg = w.min(str(kcg_max), w.sub(kg_all, pg))
+            # K in the fewest blocks of at most kcg_max words, of equal length (as
+            # prepack.k_block packs a prepacked operand)
+            blocks = w.op(f"sdiv i64 {w.add(kg_all, str(kcg_max - 1))}, {kcg_max}")
+            blocks = w.op(f"select i1 {w.op(f'icmp slt i64 {blocks}, 1')}, i64 1, i64 {blocks}")
+            kcb = w.op(f"sdiv i64 {w.add(kg_all, w.sub(blocks, '1'))}, {blocks}")
+            with w.loop("pg", "0", kg_all, kcb) as pg:
+                kcg = w.min(kcb, w.sub(kg_all, pg))
                 k0 = w.mul(pg, str(group))
                 acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pg}, 0')} to i64")
                 epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pg, kcg)}, {kg_all}')} to i64")

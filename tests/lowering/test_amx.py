@@ -17,7 +17,8 @@ import xrelay
 from xrelay.lowering import compile_worker
 from xrelay.lowering.jit import amx_tiles, resolve_target
 from xrelay.lowering.kernels import amx, gemm, igemm
-from xrelay.lowering.kernels.prepack import IKC, pack_tile_rows, pack_words, word_groups
+from xrelay.lowering.kernels.prepack import AMX_KC as IKC
+from xrelay.lowering.kernels.prepack import pack_tile_rows, pack_words, word_groups
 from xrelay.tests.lowering.test_qnn_float_products import dense_module
 
 rng = np.random.default_rng(5)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xrelay.lowering.kernels.gemm import KC
-from xrelay.lowering.kernels.prepack import pack_panels, padded
+from xrelay.lowering.kernels.prepack import IKC, k_block, pack_panels, pack_words, padded
 
 
 def _reference(mat: np.ndarray, width: int) -> np.ndarray:
@@ -34,3 +34,32 @@ def test_pack_panels_matches_the_layout(rows, k, width):
     np.testing.assert_array_equal(pack_panels(mat, width), want)
     # a transposed view (B's columns as rows) packs the same
     np.testing.assert_array_equal(pack_panels(np.ascontiguousarray(mat.T).T, width), want)
+
+
+@pytest.mark.parametrize(
+    ("k", "group", "words"),
+    [(64, 4, 16), (768, 4, 192), (769, 4, 97), (1000, 4, 125), (3072, 4, 192), (2048, 4, 171),
+     (576, 2, 288), (1, 4, 1)],
+)  # fmt: skip
+def test_k_blocks_are_as_few_and_as_even_as_ikc_allows(k, group, words):
+    """The 8-bit GEMM's K blocks (VNNI / AVX2): the fewest of at most IKC values, of equal
+    length (BERT's K = 768 in one block, 3072 in four; 769 in two of 97 words)."""
+    kg = -(-k // group)
+    assert k_block(kg, group) == words
+    blocks = -(-kg // words)
+    assert words * group <= IKC and blocks == max(1, -(-kg // (IKC // group)))
+
+
+def test_pack_words_blocks_follow_k_block():
+    """pack_words lays out each K block of k_block words: K = 1000 (250 words) as two
+    blocks of 125, panels of 32 rows, word (panel, g, row)."""
+    rng = np.random.default_rng(3)
+    rows, k = 40, 1000
+    mat = rng.integers(-128, 128, (rows, k)).astype(np.int8)
+    out = pack_words(mat, 32, 4)
+    assert out.size == 64 * 250 * 4
+    first = out[: 64 * 125 * 4].reshape(2, 125, 32, 4)  # [panel][g][row][t]
+    second = out[64 * 125 * 4 :].reshape(2, 125, 32, 4)
+    np.testing.assert_array_equal(first[1, 3, 5], mat[37, 12:16])
+    np.testing.assert_array_equal(second[0, 0, 7], mat[7, 500:504])
+    assert not second[1, :, rows - 32 :].any()  # rows past the end

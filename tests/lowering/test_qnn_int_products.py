@@ -222,7 +222,7 @@ def test_conv_across_blocks_and_threads(layout, monkeypatch, threads):
     threads along N, an asymmetric padding, dilation and s8 data padded with a negative
     zero point."""
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
-    c, o = 60, 8  # K = 540: two K blocks of 512
+    c, o = 90, 8  # K = 810: two K blocks of 408 values (prepack.k_block)
     x = rng.integers(-128, 128, (1, c, 50, 46)).astype(np.int8)
     w = rng.integers(-128, 128, (o, c, 3, 3)).astype(np.int8)
     text = f"""
