@@ -43,6 +43,7 @@ from xrelay.lowering.kernels.gemm import (
     NO_PREFETCH,
     PARAMS,
     Epilogue,
+    k_block,
     micro_kernel,
     panel_width,
     row_height,
@@ -119,8 +120,9 @@ def gemm_direct(w: Writer, vw: int) -> None:
         u_first = w.op(f"srem i64 %bcol0, {g['OW']}")
         u_end = w.add(w.mul(w.sub(oy1, oy0), wp), w.add(w.op(f"srem i64 {last}, {g['OW']}"), "1"))
         apk = w.op("icmp ne i64 %apk, 0")
-        with w.loop("pc", "0", "%K", str(KC)) as pc:
-            kc = w.min(str(KC), w.sub("%K", pc))
+        kcb = k_block(w, "%K")  # (as prepack.k_block_f32 packs the weight)
+        with w.loop("pc", "0", "%K", kcb) as pc:
+            kc = w.min(kcb, w.sub("%K", pc))
             acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
             epi = w.op(f"zext i1 {w.op(f'icmp sge i64 {w.add(pc, kc)}, %K')} to i64")
             offs = w.gep(off, pc, "i64")

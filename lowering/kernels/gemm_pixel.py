@@ -42,6 +42,7 @@ from xrelay.lowering.kernels.gemm import (
     Epilogue,
     _columns,
     _rows,
+    k_block,
     load8,
     micro_kernel,
     pack,
@@ -263,8 +264,9 @@ def _blocks(w: Writer, nr: int, mr: int, ldt: str, t: str, tiles: str, block) ->
     tile's arithmetic. A last tile of fewer than MR pixels runs as tiles of 4, 2 and 1
     rows (TAIL_ROWS): computing all MR rows of it cost a whole tile for 1 pixel (7 x 7
     outputs: 49 pixels in 7 tiles of 8 rows, 56 computed)."""
-    with w.loop("pc", "0", "%K", str(KC)) as pc:
-        kc = w.min(str(KC), w.sub("%K", pc))
+    kcb = k_block(w, "%K")
+    with w.loop("pc", "0", "%K", kcb) as pc:
+        kc = w.min(kcb, w.sub("%K", pc))
         acc = w.op(f"zext i1 {w.op(f'icmp ne i64 {pc}, 0')} to i64")
         share = w.op(f"sdiv i64 {w.add(w.mul(kc, str(nr // 16)), w.sub(tiles, '1'))}, {tiles}")
         tile = block(kc, pc, acc)

@@ -1,8 +1,8 @@
 """Build-time packing of GEMM operands that are the same at every run (weights), in the
-layout the runtime's packed path reads (lowering/kernels/gemm.py): K blocks of KC, each
-holding the rows in panels of `width` (6 for A's rows, the spec's panel, 16 or 32, for B's
-columns), k-major inside
-a panel, rows past the end zero."""
+layout the runtime's packed path reads (lowering/kernels/gemm.py): K blocks of k_block_f32
+values (the fewest of at most KC, of equal length), each holding the rows in panels of
+`width` (6 for A's rows, the spec's panel, 16 or 32, for B's columns), k-major inside a
+panel, rows past the end zero."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ def k_block(kg: int, group: int) -> int:
     return -(-kg // blocks)
 
 
+def k_block_f32(k: int) -> int:
+    """The f32 GEMM's K per block for a product of K = k: the fewest blocks of at most KC,
+    of equal length (gemm.k_block computes the same in the kernel)."""
+    blocks = max(1, -(-k // KC))
+    return -(-k // blocks)
+
+
 def padded(rows: int, width: int) -> int:
     return -(-rows // width) * width
 
@@ -42,8 +49,9 @@ def pack_panels(mat: np.ndarray, width: int, out: np.ndarray | None = None) -> n
         out = aligned_empty(rpad * k, np.float32)
     whole, rest = divmod(rows, width)
     offset = 0
-    for pc in range(0, k, KC):
-        kc = min(KC, k - pc)
+    step = k_block_f32(k)
+    for pc in range(0, k, step):
+        kc = min(step, k - pc)
         # block[p, kk, q] = mat[p * width + q, pc + kk]
         block = out[offset : offset + rpad * kc].reshape(rpad // width, kc, width)
         if whole:

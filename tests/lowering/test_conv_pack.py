@@ -14,6 +14,9 @@ from xrelay.lowering.jit import missing_features, resolve_target
 
 from .test_kernels import check, specs_after_selection
 
+# K over several blocks of the f32 GEMM (conftest.small_k_blocks)
+pytestmark = pytest.mark.usefixtures("small_k_blocks")
+
 
 @pytest.fixture(autouse=True)
 def gemm_only(monkeypatch):

@@ -19,6 +19,9 @@ from xrelay.lowering.kernels.gemm_direct import direct_pays
 from .jit_check import random_inputs
 from .test_kernels import F, module, specs_after_selection
 
+# K over several blocks of the f32 GEMM (conftest.small_k_blocks)
+pytestmark = pytest.mark.usefixtures("small_k_blocks")
+
 
 @pytest.fixture(autouse=True)
 def gemm_only(monkeypatch):

@@ -20,9 +20,12 @@ from xrelay.lowering.kernels import gemm_pixel
 from .jit_check import random_inputs
 from .test_kernels import F, module, specs_after_selection
 
-pytestmark = pytest.mark.skipif(
-    vector_width() != 16, reason="pixel-major products need 16-float vectors (AVX-512)"
-)
+pytestmark = [
+    pytest.mark.usefixtures("small_k_blocks"),  # K over several blocks (conftest)
+    pytest.mark.skipif(
+        vector_width() != 16, reason="pixel-major products need 16-float vectors (AVX-512)"
+    ),
+]
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,9 @@ from xrelay.signature import arg_attrs
 
 from .jit_check import random_inputs
 
+# K over several blocks of the f32 GEMM (conftest.small_k_blocks)
+pytestmark = pytest.mark.usefixtures("small_k_blocks")
+
 F = "float32"
 
 

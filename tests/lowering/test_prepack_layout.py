@@ -1,5 +1,6 @@
 """The packed weight layout (lowering/kernels/prepack.py) against its definition, element
-by element: K blocks of KC, panels of `width` rows, k-major inside a panel, rows past the
+by element: K blocks of the fewest of at most KC values, of equal length (K = KC + 7 in two
+of (KC + 8) / 2 and (KC + 6) / 2), panels of `width` rows, k-major inside a panel, rows past the
 end zero. pack_panels writes it in place (it built a padded copy, a copy per block and a
 concatenation: 3x the weight at the build's peak)."""
 
@@ -8,16 +9,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xrelay.lowering.kernels.gemm import KC
-from xrelay.lowering.kernels.prepack import IKC, k_block, pack_panels, pack_words, padded
+from xrelay.lowering.kernels.prepack import (
+    IKC,
+    k_block,
+    k_block_f32,
+    pack_panels,
+    pack_words,
+    padded,
+)
 
 
 def _reference(mat: np.ndarray, width: int) -> np.ndarray:
     rows, k = mat.shape
     rpad = padded(rows, width)
+    blocks = -(-k // KC)
+    step = -(-k // blocks)
     out = []
-    for pc in range(0, k, KC):
+    for pc in range(0, k, step):
         for p in range(rpad // width):
-            for kk in range(pc, min(k, pc + KC)):
+            for kk in range(pc, min(k, pc + step)):
                 for q in range(width):
                     r = p * width + q
                     out.append(mat[r, kk] if r < rows else 0.0)
@@ -63,3 +73,12 @@ def test_pack_words_blocks_follow_k_block():
     np.testing.assert_array_equal(first[1, 3, 5], mat[37, 12:16])
     np.testing.assert_array_equal(second[0, 0, 7], mat[7, 500:504])
     assert not second[1, :, rows - 32 :].any()  # rows past the end
+
+
+@pytest.mark.parametrize(
+    ("k", "step"),
+    [(1, 1), (KC, KC), (KC + 7, (KC + 8) // 2), (3 * KC, KC), (3 * KC + 1, -(-(3 * KC + 1) // 4))],
+)
+def test_f32_k_blocks(k, step):
+    """The f32 GEMM's K blocks: the fewest of at most KC values, of equal length."""
+    assert k_block_f32(k) == step

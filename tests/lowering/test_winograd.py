@@ -19,6 +19,9 @@ from xrelay.lowering.kernels.wrappers import batch_split
 from .jit_check import check_jit
 from .test_kernels import module, specs_after_selection
 
+# K over several blocks of the f32 GEMM (conftest.small_k_blocks)
+pytestmark = pytest.mark.usefixtures("small_k_blocks")
+
 F = "float32"
 
 # (N, C, H, W), padding: tiles that fit exactly, cropped outputs, asymmetric and no padding
