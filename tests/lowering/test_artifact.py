@@ -123,6 +123,25 @@ def test_lazy_names_are_the_public_api():
         xrelay.nonexistent  # noqa: B018
 
 
+def test_build_stays_the_function_once_its_module_is_imported():
+    """`from xrelay.lowering import build` is the function also after lowering/build.py was
+    imported as a module (which binds the submodule to the package's name `build`: the
+    CLI's `xrelay bench` then called a module)."""
+    script = textwrap.dedent(
+        """
+        import xrelay.lowering.build, xrelay.lowering.artifact
+        from xrelay.lowering import build, load
+        import xrelay
+        print(callable(build), callable(load), xrelay.build is build, xrelay.load is load)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"] * 4
+
+
 def test_portable_target_runs_here_and_records_its_features(compiled):
     _, inputs, want = compiled
     module, params = xrelay.from_onnx(str(EXAMPLE))
