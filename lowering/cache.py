@@ -25,20 +25,10 @@ import numpy as np
 from xrelay.errors import Error
 from xrelay.lowering import artifact
 from xrelay.lowering.compile_worker import blake2b  # CPython's own: no OpenSSL
+from xrelay.lowering.host import cache_dir  # the folder (also the CPU's description's)
 from xrelay.lowering.jit import Library
 
 SUFFIX = ".xrl"
-
-
-def cache_dir() -> Path | None:
-    """The cache folder, or None when the cache is off."""
-    value = os.environ.get("XRELAY_CACHE_DIR", "").strip()
-    if value.lower() in ("off", "0", "none", "false"):
-        return None
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
-    return Path(base) / "xrelay"
 
 
 @cache

@@ -5,10 +5,12 @@ LLVM itself."""
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,8 @@ import xrelay
 from onnx import TensorProto, helper
 from xrelay.lowering import compile_worker, object_loader
 from xrelay.lowering.jit import resolve_target
+
+EXAMPLE = Path(xrelay.__file__).parent / "examples" / "cnn.onnx"
 
 # two modules: `twice` in one, the caller in the other, which also reads and writes a
 # global, calls libm's expf, a callback from Python and a table of constants
@@ -162,6 +166,58 @@ def test_the_host_description_from_a_process_is_llvms():
     from xrelay.lowering import host
 
     assert host._ask_process() == host._ask_llvm()
+
+
+def test_the_host_description_is_remembered_per_cpu(tmp_path, monkeypatch):
+    """What the short-lived process says is kept in the cache folder under a key of the
+    CPU and llvmlite: read back as it was written; another key, a corrupt file or a
+    missing field reads as nothing; XRELAY_CACHE_DIR=off keeps nothing."""
+    from xrelay.lowering import host
+
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path))
+    description = host._ask_llvm()
+    assert host._remembered() is None
+    assert host._remember(description) == description
+    (written,) = tmp_path.glob("host-*.json")
+    assert host._remembered() == description
+    monkeypatch.setattr(host, "_key", lambda: "another-cpu")
+    assert host._remembered() is None
+    monkeypatch.undo()
+    monkeypatch.setenv("XRELAY_CACHE_DIR", str(tmp_path))
+    written.write_text('{"cpu": "znver4"}')
+    assert host._remembered() is None
+    written.write_text("{not json")
+    assert host._remembered() is None
+    monkeypatch.setenv("XRELAY_CACHE_DIR", "off")
+    assert host._path() is None and host._remember(description) == description
+
+
+def test_a_serving_process_reads_the_remembered_host(tmp_path):
+    """A second process loading an artifact describes the CPU from the cache folder: it
+    starts no process of its own (the first one did)."""
+    module, params = xrelay.from_onnx(str(EXAMPLE))
+    xrelay.build(module, params, cache=False).save(tmp_path / "cnn.xrl")
+    script = (
+        "import sys, numpy as np, xrelay\n"
+        "from xrelay.lowering import host\n"
+        "if sys.argv[1] == 'second':\n"
+        "    def refuse():\n"
+        "        raise AssertionError('asked a process')\n"
+        "    host._ask_process = refuse\n"
+        f"lib = xrelay.load({str(tmp_path / 'cnn.xrl')!r})\n"
+        "lib.run(np.zeros((1, 3, 32, 32), np.float32))\n"
+    )
+    env = {**os.environ, "XRELAY_CACHE_DIR": str(tmp_path / "cache")}
+    for which in ("first", "second"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, which],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, (which, done.stderr)
+    assert len(list((tmp_path / "cache").glob("host-*.json"))) == 1
 
 
 def test_a_strong_definition_replaces_a_weak_one(target):
