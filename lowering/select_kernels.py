@@ -727,7 +727,7 @@ def _row_call(module: ModuleOp, known: RuntimeDeclarations, op: Operation) -> bo
     if spec is None:
         return False
     shape = shape_of(op.operands[0])
-    if spec.kind in ("max", "min") and spec.rows == 1 and len(shape) > 1:
+    if isinstance(op, relay.MaxOp | relay.MinOp) and spec.rows == 1 and len(shape) > 1:
         per_row = RowSpec(spec.kind, spec.n // shape[-1], shape[-1])
         rows_type = TensorType(f32, [per_row.rows])
         name = runtime_declaration(

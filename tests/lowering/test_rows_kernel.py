@@ -220,3 +220,13 @@ def test_extremes_it_leaves():
     """A maximum over leading axes (not contiguous rows) stays with linalg."""
     leading = module([(4, 10)], 1, lambda x: [relay.MaxOp(x, axis=[0])])
     assert row_spec(next(op for op in leading.walk() if isinstance(op, relay.MaxOp))) is None
+
+
+def test_a_global_max_pool_of_one_plane():
+    """A global max pool over a single plane (one row: ONNX's globalmaxpool_precomputed)
+    stays one row kernel call, not the two-level whole-tensor maximum (which built a
+    global_max_pool2d of the rows' results, rank 1)."""
+    x = np.arange(9, dtype=F).reshape(1, 1, 3, 3)[:, :, ::-1].copy()
+    got, plain = both([(1, 1, 3, 3)], lambda v: [relay.GlobalMaxPool2DOp(v)], [x])
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_array_equal(got, x.max((2, 3), keepdims=True))
