@@ -670,7 +670,8 @@ def row_spec(op: Operation) -> RowSpec | None:
     """The runtime row kernel for `op`: an f32 relay.nn.layer_norm (over its trailing
     axes: contiguous rows), relay.nn.softmax or relay.nn.log_softmax along the last axis,
     an NCHW global average or max pool (planes as rows), of static shape and at most
-    MAX_ROW values per row; else None."""
+    MAX_ROW values per row, or a relay.max / relay.min over trailing axes (_extreme_spec);
+    else None."""
     pools = relay.GlobalAvgPool2DOp | relay.GlobalMaxPool2DOp
     if isinstance(op, relay.MaxOp | relay.MinOp):
         return _extreme_spec(op)
