@@ -98,6 +98,9 @@ def measure(
                  "inputs_file": str(cache / f"{name}.inputs.npz")}  # fmt: skip
         cache.mkdir(parents=True, exist_ok=True)  # the MLP is built, not cached: a fresh
         # clone has no folder yet
+        # onnx appends external data to an existing file: each run's copy of the weights
+        # stayed in it (BERT-base's grew to 2.2 GB)
+        (cache / f"{name}.memory.data").unlink(missing_ok=True)
         copy = type(model)()
         copy.CopyFrom(model)  # saving with external data rewrites the proto it is given
         # weights beside the graph, as large models are shipped: each system loads them its
