@@ -321,6 +321,10 @@ class Library:
         # run-time index checks (lowering/expose_checks.py): main writes (min, max) pairs
         # into one extra buffer after the results
         self.checks = [tuple(c) for c in self.meta.get("checks", [])]
+        if self.checks:  # (imported here: a library without checks never imports the pass)
+            from xrelay.lowering.expose_checks import first_violation
+
+            self._first_violation = first_violation
         self._size_check: Any = None  # dynamic builds: made on the first run
         self._result_dims: Any = None  # dynamic builds: the results' sizes from a binding
         self._plan: Any = None  # dynamic builds: the per-run buffer plan (plan-buffers)
@@ -474,9 +478,7 @@ class Library:
                     pointers += self._dynamic_arena(binding)
                 self._main(*pointers)
         if self.checks:
-            from xrelay.lowering.expose_checks import first_violation
-
-            error = first_violation(self.checks, bounds, binding)
+            error = self._first_violation(self.checks, bounds, binding)
             if error is not None:
                 raise error
         return self.signature.outputs(outputs)

@@ -62,11 +62,12 @@ MR_AVX2, MR_AVX512 = 6, 8  # micro-kernel rows: see row_height
 KC, MC, NC = 1024, 144, 1024
 
 
-def k_block(w: Writer, k: str) -> str:
-    """K per block for a product of K = `k`: the fewest blocks of at most KC, of equal
-    length (the last one shorter by what the division leaves), as prepack.k_block_f32
+def k_block(w: Writer, k: str, most: int | None = None) -> str:
+    """K per block for a product of K = `k`: the fewest blocks of at most `most` (KC), of
+    equal length (the last one shorter by what the division leaves), as prepack.even_block
     packs a prepacked operand."""
-    blocks = w.op(f"sdiv i64 {w.add(k, str(KC - 1))}, {KC}")
+    most = KC if most is None else most
+    blocks = w.op(f"sdiv i64 {w.add(k, str(most - 1))}, {most}")
     blocks = w.op(f"select i1 {w.op(f'icmp slt i64 {blocks}, 1')}, i64 1, i64 {blocks}")
     return w.op(f"sdiv i64 {w.add(k, w.sub(blocks, '1'))}, {blocks}")
 

@@ -45,7 +45,14 @@ lowering/kernels/prepack.py writes them.
 from __future__ import annotations
 
 from xrelay.lowering.kernels import amx, amx_conv, vnni_conv
-from xrelay.lowering.kernels.gemm import MC, NC, PARALLEL_MIN, offset_or_null, split_entry
+from xrelay.lowering.kernels.gemm import (
+    MC,
+    NC,
+    PARALLEL_MIN,
+    k_block,
+    offset_or_null,
+    split_entry,
+)
 from xrelay.lowering.kernels.iconv_pack import HEADER as CONV_HEADER
 from xrelay.lowering.kernels.iconv_pack import b_block, im2col
 from xrelay.lowering.kernels.irtext import Writer, concat
@@ -385,11 +392,7 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str, name: str = "") -
         plain = w.op(f"and i1 {w.op('icmp eq i64 %bpk, 0')}, {w.op(f'xor i1 {b_conv}, true')}")
         with w.loop("jc", "0", "%N", str(NC)) as jc:
             nc = w.min(str(NC), w.sub("%N", jc))
-            # K in the fewest blocks of at most kcg_max words, of equal length (as
-            # prepack.k_block packs a prepacked operand)
-            blocks = w.op(f"sdiv i64 {w.add(kg_all, str(kcg_max - 1))}, {kcg_max}")
-            blocks = w.op(f"select i1 {w.op(f'icmp slt i64 {blocks}, 1')}, i64 1, i64 {blocks}")
-            kcb = w.op(f"sdiv i64 {w.add(kg_all, w.sub(blocks, '1'))}, {blocks}")
+            kcb = k_block(w, kg_all, kcg_max)  # words (as prepack.k_block packs them)
             with w.loop("pg", "0", kg_all, kcb) as pg:
                 kcg = w.min(kcb, w.sub(kg_all, pg))
                 k0 = w.mul(pg, str(group))

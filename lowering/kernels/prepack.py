@@ -19,20 +19,23 @@ IKC = 768
 AMX_KC = 512  # AMX tiles' K block in values (kernels/amx.py: every block but the last whole)
 
 
+def even_block(n: int, most: int) -> int:
+    """The length of each of the fewest blocks of at most `most` that cover `n`, of equal
+    length (the last one shorter by what the division leaves): gemm.k_block computes the
+    same in the kernels."""
+    blocks = max(1, -(-n // most))
+    return -(-n // blocks)
+
+
 def k_block(kg: int, group: int) -> int:
     """Words (groups of `group` values) per K block of the VNNI / AVX2 8-bit GEMM for a
-    product of kg words: the fewest blocks of at most IKC values, of equal length (the
-    last one shorter by what the division leaves). The kernel computes the same from K."""
-    most = IKC // group
-    blocks = max(1, -(-kg // most))
-    return -(-kg // blocks)
+    product of kg words: at most IKC values."""
+    return even_block(kg, IKC // group)
 
 
 def k_block_f32(k: int) -> int:
-    """The f32 GEMM's K per block for a product of K = k: the fewest blocks of at most KC,
-    of equal length (gemm.k_block computes the same in the kernel)."""
-    blocks = max(1, -(-k // KC))
-    return -(-k // blocks)
+    """The f32 GEMM's K per block for a product of K = k: at most KC."""
+    return even_block(k, KC)
 
 
 def padded(rows: int, width: int) -> int:
