@@ -11,7 +11,9 @@ three times: no compiler, no LLVM, the parameters memory-mapped from the file. `
 counts the processes it starts (xrelay's LLVM compile workers: about 100 MB each at their
 peak, half of it libLLVM's pages, which they share), sampling the tree while it runs.
 `bench/run.py` calls `peak_mb` for each system after timing a model, so no system's
-allocations (or the timing process's own) count against another's.
+allocations (or the timing process's own) count against another's, and `floor_mb` once: each
+system's peak on a model of one Relu (what it holds whatever the model: the interpreter,
+its libraries; for xrelay building, the compiler and LLVM's code in its workers).
 """
 
 from __future__ import annotations
@@ -68,6 +70,21 @@ def _run(system: str, model: str, inputs_path: str) -> None:
     with open("/proc/self/status") as f:
         hwm = next(line for line in f if line.startswith("VmHWM:"))
     print(int(hwm.split()[1]) / 1024)
+
+
+def floor_mb(folder: Path) -> dict[str, float | None]:
+    """Each system's peak (MB, `peak_mb`) on a model of one Relu on 8 floats, saved in
+    `folder`."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    model, inputs = folder / "floor.onnx", folder / "floor.inputs.npz"
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 8]) for n in "xy"]
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "floor", io[:1], io[1:])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    np.savez(inputs, x=np.ones((1, 8), np.float32))
+    return {system: peak_mb(system, model, inputs) for system in SYSTEMS}
 
 
 def _tree(pid: int) -> list[int]:

@@ -34,7 +34,8 @@ shows (`-`: none dropped).
 runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
 columns; `load MB` and `load/ORT` for a serving process that loads xrelay's compiled artifact
 (`xrelay compile`) and runs it three times. (`peak MB` is the timing process's, which holds
-all three systems.)
+all three systems.) First, each system's floor: its peak on a model of one Relu (what it
+holds whatever the model: for xrelay building, the compiler and LLVM's code).
 
 `--dynamic`: for the models with a dynamic variant (ResNet-50 with a dynamic batch, BERT-base
 with dynamic batch and sequence: `models.DYNAMIC`), also build that variant once, run it on
@@ -256,7 +257,14 @@ def main() -> int:
     header += f"{'rounds':>9}{'slow':>7}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
+    floor = None
     if args.memory:
+        from memory import floor_mb
+
+        args.cache.mkdir(parents=True, exist_ok=True)
+        floor = floor_mb(args.cache)
+        shown = ", ".join(f"{s} {v:.0f}" if v else f"{s} -" for s, v in floor.items())
+        print(f"memory floor (MB, a model of one Relu): {shown}")
         header += f"{'xr MB':>8}{'load MB':>8}{'ORT MB':>8}{'OV MB':>8}{'xr/ORT':>8}{'load/ORT':>9}"
     print(header)
     sets = {"fp32": MODELS, "int8": INT8, "all": MODELS + INT8}
@@ -340,7 +348,7 @@ def main() -> int:
             f"models: {geomean:.2f}"
         )
     if args.json:
-        args.json.write_text(json.dumps({"models": rows}, indent=2))
+        args.json.write_text(json.dumps({"models": rows, "memory_floor_mb": floor}, indent=2))
     return 0 if len(ratios) == len(rows) else 1
 
 
