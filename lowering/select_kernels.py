@@ -70,7 +70,7 @@ from xrelay.dialects.kernel import (
     size_code,
 )
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
-from xrelay.lowering.kernels.gemm_direct import direct_pays
+from xrelay.lowering.kernels.gemm_direct import direct_pays, direct_pointwise_pays
 from xrelay.lowering.kernels.narrow_conv import MAX_CG
 from xrelay.lowering.relay_to_linalg.builder import Emitter, shape_of
 from xrelay.lowering.relay_to_linalg.nn import avg_pool_divisors
@@ -290,6 +290,25 @@ def _conv(op: relay.Conv2DOp) -> Anchor | None:
     if window and DIRECT and direct_pays(window, kk):  # B read from the input: no im2col panels
         spec = replace(spec, direct=True)
     return Anchor(op, op.weight, op.data, spec, 1, o_all)
+
+
+def _direct_pointwise(chain: Chain) -> None:
+    """A pointwise convolution (1x1, stride 1, no padding) of many pixels and few output
+    channels reads its input in place (kernels/gemm_direct.py): its B would be packed
+    into panels at every call, a copy of the whole input, for a few row panels of A."""
+    anchor = chain.anchor
+    conv, spec = anchor.op, anchor.spec
+    if not (DIRECT and isinstance(conv, relay.Conv2DOp) and spec.per_row) or spec.window:
+        return
+    if chain.prologue is not None or conv.attrs.groups != 1:
+        return
+    _, _, h, w = shape_of(conv.data)
+    if not (isinstance(h, int) and isinstance(w, int)) or (spec.rsb, spec.csb) != (h * w, 1):
+        return
+    if spec.ldc != h * w or not direct_pointwise_pays(spec.m, h * w, spec.k):
+        return
+    window = ((h, w), (1, 1), (1, 1), (1, 1), (0, 0), (h, w))
+    anchor.spec = replace(spec, window=window, direct=True)
 
 
 def anchor_of(op: Operation) -> Anchor | None:
@@ -814,6 +833,7 @@ def select_kernels(module: ModuleOp) -> int:
             chain.absorb_users()
             _fold_channel_shuffle(chain)
             _fold_prologue(chain)
+            _direct_pointwise(chain)
             values = [sizes.value(d) for d in exprs] if sizes is not None else []
             _rewrite(module, cache, chain, values, sizes)
             count += 1

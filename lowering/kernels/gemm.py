@@ -165,12 +165,20 @@ def micro_kernel(
             ]
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(count)]
         with w.loop("k", "0", "%kc") as k:
-            with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
-                w.do(
-                    f"call void @llvm.prefetch.p0(ptr {w.gep('%pf', w.mul(k, '16'))}, i32 0, i32 2, i32 1)"
-                )
+            if not direct:
+                with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
+                    w.do(
+                        f"call void @llvm.prefetch.p0(ptr {w.gep('%pf', w.mul(k, '16'))}, i32 0, i32 2, i32 1)"
+                    )
             if direct:
                 bp = w.gep("%bp", w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}"))
+                # %pfn != 0: the next tile's row k (NR values on), which no stream
+                # prefetcher follows (a row per channel)
+                with w.if_(w.op("icmp ne i64 %pfn, 0")):
+                    for q in range(0, nr, 16):
+                        w.do(
+                            f"call void @llvm.prefetch.p0(ptr {w.gep(bp, str(nr + q))}, i32 0, i32 3, i32 1)"
+                        )
             else:
                 bp = w.gep("%bp", w.mul(k, str(nr)))
             # prepacked params need not be aligned

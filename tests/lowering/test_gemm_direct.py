@@ -154,3 +154,114 @@ def window(h, w, k, pad, stride=1, dilation=1):
 def test_which_convolutions_are_read_directly(geometry, direct):
     assert direct_pays(geometry, 144) == direct
     assert not direct_pays(geometry, 27)  # a 3-channel stem: packing costs less
+
+
+POINTWISE = [
+    # data, output channels: 1x1, stride 1, no padding (read in place, no band)
+    ((1, 64, 55, 55), 16),  # SqueezeNet's squeeze: rows of a tile or more, a tail tile
+    ((1, 40, 9, 7), 20),  # rows shorter than a tile, straight into C; M 20: 8 + 8 + 4
+    ((2, 24, 12, 12), 12),  # a batch: the second image's tail reads the first's end
+    ((1, 300, 8, 8), 16),  # K 300 over several blocks; 64 pixels: whole tiles, no tail
+    ((1, 8, 5, 5), 160),  # M over one block of A's rows; 25 pixels: only the tail tile
+]
+
+
+def pointwise_case(x, m):
+    return (x, (m, x[1], 1, 1), (0, 0, 0, 0), (1, 1), 1, 1)
+
+
+def build_pointwise(case, monkeypatch, target_cpu=None):
+    monkeypatch.setattr(gemm_direct, "POINTWISE_MIN_PIXELS", 1)
+    monkeypatch.setattr(gemm_direct, "POINTWISE_MIN_K", 1)
+    monkeypatch.setattr(gemm_direct, "POINTWISE_MAX_M", 1000)
+    return build_both(case, monkeypatch, target_cpu)
+
+
+@pytest.mark.parametrize(
+    "x, m", POINTWISE, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v)
+)
+def test_pointwise_read_in_place_is_the_packed_product(x, m, monkeypatch):
+    direct, packed, want, specs = build_pointwise(pointwise_case(x, m), monkeypatch)
+    assert [(s.direct, s.window[1]) for s in specs] == [(True, (1, 1))]
+    np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(direct, packed)
+
+
+@pytest.mark.parametrize("x, m", POINTWISE[:3], ids=["55x55", "9x7", "batch"])
+def test_pointwise_in_place_with_8_float_vectors(x, m, monkeypatch):
+    direct, packed, want, specs = build_pointwise(pointwise_case(x, m), monkeypatch, "x86-64-v3")
+    assert all(s.direct for s in specs)
+    np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(direct, packed)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_pointwise_in_place_split_over_threads(monkeypatch, threads):
+    """Each thread reads its own columns of the input; only the last one's tail tile
+    reads a copy."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    direct, packed, want, _ = build_pointwise(pointwise_case((1, 32, 37, 37), 24), monkeypatch)
+    np.testing.assert_allclose(direct, want, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(direct, packed)
+
+
+GUARDED = """
+import ctypes, mmap, sys
+import numpy as np
+import xrelay
+from xrelay.dialects import relay
+from tests.lowering.test_kernels import module
+from xrelay.lowering.kernels import gemm_direct
+gemm_direct.POINTWISE_MIN_PIXELS = gemm_direct.POINTWISE_MIN_K = 1
+x_shape, w_shape = (1, 16, 9, 9), (8, 16, 1, 1)
+mod = module([x_shape, w_shape], 1, lambda x, w: [relay.Conv2DOp(x, w)])
+rng = np.random.default_rng(0)
+w = rng.standard_normal(w_shape).astype(np.float32)
+lib = xrelay.build(mod, {"x1": w}, cache=False)
+page = mmap.PAGESIZE
+buf = mmap.mmap(-1, 3 * page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+libc = ctypes.CDLL(None)
+assert libc.mprotect(ctypes.c_void_p(base + 2 * page), page, 0) == 0  # PROT_NONE after it
+n = int(np.prod(x_shape))
+x = np.frombuffer(buf, np.float32, count=n, offset=2 * page - 4 * n).reshape(x_shape)
+x[...] = rng.standard_normal(x_shape)
+got = lib.run(x)[0]
+want = np.einsum("oc,nchw->nohw", w[:, :, 0, 0], x)
+np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+print("ok")
+"""
+
+
+def test_pointwise_in_place_reads_nothing_past_its_input():
+    """The input ends where an unreadable page begins: the last tile's columns come from a
+    copy (a tile's unmasked loads of 32 values would fault there). In a process of its
+    own: the fault would end it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", GUARDED],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "m, pixels, k, direct",
+    [
+        (16, 3025, 128, True),  # SqueezeNet's squeezes
+        (64, 784, 512, True),  # ResNet-50's 512 -> 64... on 28 x 28
+        (256, 3136, 64, False),  # rows over one block of A: B read once per block
+        (16, 169, 512, False),  # few pixels: gemm_pixel's
+        (64, 3025, 16, False),  # K 16: packing B costs less than reading it in place
+    ],
+)
+def test_which_pointwise_convolutions_are_read_in_place(m, pixels, k, direct):
+    assert gemm_direct.direct_pointwise_pays(m, pixels, k) == direct
