@@ -208,7 +208,7 @@ def _compile(
         ctx=ctx,
         options={
             "winograd-convs": {"enabled": kernels, "vector_width": vector_width(target)},
-            "select-kernels": {"enabled": kernels},
+            "select-kernels": {"enabled": kernels, "vector_width": vector_width(target)},
             "qnn-int-products": {
                 "enabled": kernels,
                 "vector_width": vector_width(target),

@@ -10,9 +10,11 @@ rows): 49 pixels are 7 tiles of 8 (56 rows). A window's im2col is never packed: 
 micro-kernel, as `xr_ukr_px`, broadcasts B[k, p] straight from the input, at src + off[k]
 + base[p], where off[k] is the window tap k = (c, i, j)'s offset c*plane + i*DH*row + j*DW
 and base[p] pixel p's window corner oy*SH*row + ox*SW; windows that reach outside the
-input read a zero-padded copy of it (`src`, made per call). A pointwise product's pixels
-are packed per K block into MR-row panels (contiguous copies, through B's prologue if
-any: `xr_pack_a`) for the plain micro-kernel.
+input read a zero-padded copy of it (`src`, made per call). A pointwise convolution
+comes with a 1x1 window (select-kernels), so its pixels are broadcast from its input too:
+packing them, each thread packed all of them per call. A pointwise product without a
+window (one with B's prologue) has its pixels packed per K block into MR-row panels
+(contiguous copies, through the prologue if any: `xr_pack_a`) for the plain micro-kernel.
 
 T, ceil(N / MR) * MR x ceil(M / NR) * NR partial sums, is a scratch of the call; after the
 last K block it is transposed back into C in 8 x 8 blocks, the epilogue applied per channel

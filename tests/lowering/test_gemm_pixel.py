@@ -186,3 +186,25 @@ def test_which_convolutions():
         mod = module([xs, ws], 1, lambda x, w, kw=kw: [relay.Conv2DOp(x, w, **kw)])
         assert not pixel_major_specs(mod), (xs, ws, kw)
         assert specs_after_selection(mod)
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+@pytest.mark.parametrize("case", [CASES[5], CASES[6]], ids=["batch-2", "169-pixels"])
+def test_pointwise_pixels_read_in_place(case, threads, monkeypatch):
+    """A pixel-major pointwise product without a prologue carries a 1x1 window: each tile's
+    pixels are broadcast from the input (select_kernels._pointwise_window), the same bits
+    as with its pixels packed into panels per K block."""
+    from xrelay.lowering import select_kernels
+
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    mod = module([case[0], case[1]], 1, lambda x, w: [conv(case, x, w)])
+    (spec,) = pixel_major_specs(mod)
+    assert spec.window and spec.window[1] == (1, 1) and not spec.direct
+    arrays = random_inputs([(s, F) for s in (case[0], case[1])], 7)
+    params = {"x1": arrays[1]}
+    in_place = xrelay.build(mod, dict(params), cache=False).run(arrays[0])[0]
+    monkeypatch.setattr(select_kernels, "POINTWISE_PIXELS_IN_PLACE", False)
+    (packed_spec,) = pixel_major_specs(mod)
+    assert not packed_spec.window
+    packed = xrelay.build(mod, dict(params), cache=False).run(arrays[0])[0]
+    assert np.array_equal(in_place, packed)
