@@ -215,6 +215,21 @@ def test_matmul_transposes(ta, tb, weights):
     )
 
 
+@pytest.mark.parametrize("target", [None, "x86-64-v3"], ids=["host", "avx2"])
+@pytest.mark.parametrize("k", [64, 37])
+def test_b_stored_n_by_k_packs_by_8_x_8_blocks(target, k):
+    """B given as [N, K] (attention's q k^T): its full panels (32 or 16 columns) are packed
+    as 8 x 8 blocks transposed in registers, the K past a multiple of 8 and the last,
+    partial panel value by value; a batch of 12 heads as BERT's."""
+    check(
+        [(12, 40, k), (12, 70, k)],
+        lambda x, y: [relay.BatchMatmulOp(x, y, transpose_b=True)],
+        target_cpu=target,
+        rtol=1e-4,
+        atol=1e-4,
+    )
+
+
 def test_dense_of_a_3d_input_with_residual():
     def body(x, w, r):
         d = relay.DenseOp(x, w)
