@@ -141,7 +141,8 @@ def micro_kernel(
     B's row k is the NR values at %bp + %off[k] (kernels/gemm_direct.py). With `pixels`,
     xr_ukr_px: A is not packed, A[r, k] is %ap[%base[r] + %off[k]] (kernels/gemm_pixel.py:
     a pixel's value of a window tap). Iteration k < %pfn fetches line k of %pf into L2
-    (`prefetch_stream`). With `rows` (fewer than MR), xr_ukr_h<rows> / xr_ukr_px_h<rows>:
+    (`prefetch_stream`); xr_ukr_d instead fetches the next tile's row k (%bp + %off[k] +
+    NR) into L1 when %pfn != 0 (%pf unused). With `rows` (fewer than MR), xr_ukr_h<rows> / xr_ukr_px_h<rows>:
     a tile of that many rows, A's panel still MR rows wide (a last tile's rows, from any
     row of it: kernels/gemm_pixel.py)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
@@ -165,11 +166,6 @@ def micro_kernel(
             ]
         accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(count)]
         with w.loop("k", "0", "%kc") as k:
-            if not direct:
-                with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
-                    w.do(
-                        f"call void @llvm.prefetch.p0(ptr {w.gep('%pf', w.mul(k, '16'))}, i32 0, i32 2, i32 1)"
-                    )
             if direct:
                 bp = w.gep("%bp", w.op(f"load i64, ptr {w.gep('%off', k, 'i64')}"))
                 # %pfn != 0: the next tile's row k (NR values on), which no stream
@@ -180,6 +176,10 @@ def micro_kernel(
                             f"call void @llvm.prefetch.p0(ptr {w.gep(bp, str(nr + q))}, i32 0, i32 3, i32 1)"
                         )
             else:
+                with w.if_(w.op(f"icmp slt i64 {k}, %pfn")):
+                    w.do(
+                        f"call void @llvm.prefetch.p0(ptr {w.gep('%pf', w.mul(k, '16'))}, i32 0, i32 2, i32 1)"
+                    )
                 bp = w.gep("%bp", w.mul(k, str(nr)))
             # prepacked params need not be aligned
             b = [load8(w, bp, vw=vw), load8(w, w.gep(bp, str(vw)), vw=vw)]

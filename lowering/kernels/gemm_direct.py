@@ -68,7 +68,6 @@ STRIDES = (1, 2)  # the strides read directly (2: the band holds the input's pha
 # tile send every tile through the scratch tile: 128 -> 128, stride 2, 28 x 28 outputs
 # took 1.00 -> 1.05 ms
 MIN_K = 64
-PREFETCH_NEXT = True
 MAX_EXTRA = 1.05  # virtual tiles per tile of real pixels at most (the dropped columns)
 
 HEADER = """
@@ -124,12 +123,9 @@ def gemm_direct(w: Writer, vw: int) -> None:
         floats = w.add(w.mul(channels, chan), str(2 * nr))  # reads run past the last row
         # a pointwise convolution (1x1, stride 1, no padding) reads its input in place: the
         # band would be a copy of it (its rows are the input's, its channels H*W apart)
-        inplace = w.op(f"icmp eq i64 {w.mul(g['KH'], g['KW'])}, 1")
-        for name in ("PT", "PL"):
-            inplace = w.op(f"and i1 {inplace}, {w.op(f'icmp eq i64 {g[name]}, 0')}")
-        inplace = w.op(f"and i1 {inplace}, {w.op(f'icmp eq i64 {st}, 1')}")
-        same_w = w.op(f"icmp eq i64 {g['OW']}, {g['W']}")
-        inplace = w.op(f"and i1 {inplace}, {same_w}")
+        inplace = w.op(f"icmp eq i64 {taps}, 1")
+        for a, b in (("PT", "0"), ("PL", "0"), ("SH", "1"), ("OH", g["H"]), ("OW", g["W"])):
+            inplace = w.op(f"and i1 {inplace}, {w.op(f'icmp eq i64 {g[a]}, {b}')}")
         floats = w.op(f"select i1 {inplace}, i64 {2 * nr}, i64 {floats}")
         made = w.op(f"call ptr @aligned_alloc(i64 64, i64 {w.mul(w.add(floats, '15'), '4')})")
         with w.if_(w.op(f"xor i1 {inplace}, true")):
@@ -198,9 +194,8 @@ def gemm_direct(w: Writer, vw: int) -> None:
                         at_tail = w.op(f"and i1 {tailed}, {w.op(f'icmp eq i64 {u0}, {u_tail}')}")
                         bp = w.op(f"select i1 {at_tail}, ptr {tail}, ptr {w.gep(band, u0)}")
                         ob = w.op(f"select i1 {at_tail}, ptr {offs2}, ptr {offs}")
-                        # the first row panel fetches the next tile's B (PREFETCH_NEXT)
-                        first = w.op(f"icmp eq i64 {ir}, 0")
-                        pfn = w.op(f"zext i1 {first} to i64") if PREFETCH_NEXT else "0"
+                        # the first row panel fetches the next tile's B
+                        pfn = w.op(f"zext i1 {w.op(f'icmp eq i64 {ir}, 0')} to i64")
                         pf = f"ptr null, i64 {pfn}"
                         ukr = f"call void @xr_ukr_d(i64 {kc}, ptr {w.gep(ablock, w.mul(ir, kc))}, ptr {bp}, ptr {ob}"
                         # a tile of whole rows of A (and output rows of a tile or more: it
