@@ -54,7 +54,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -168,14 +168,16 @@ def lower(
     ctx: Context | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     verify_each: bool | None = None,
+    after: Mapping[str, Callable[[ModuleOp], object]] | None = None,
 ) -> dict[str, float]:
     """Run the stages in place, after `start_after` (if given) up to and including
     `stop_after`; `options` sets pass options by stage name
     (`{"select-kernels": {"enabled": False}}`). Returns seconds per stage. `verify_each`
-    (default: XRELAY_VERIFY_EACH) verifies after every stage, not only the last."""
+    (default: XRELAY_VERIFY_EACH) verifies after every stage, not only the last. `after`
+    calls a function with the module after a stage (build: compile the runtime ahead)."""
     _check_stage(stop_after)
     _check_stage(start_after)
-    for stage in options or {}:
+    for stage in [*(options or {}), *(after or {})]:
         _check_stage(stage)
     if time_passes is None:
         time_passes = os.environ.get("XRELAY_TIME_PASSES", "") not in ("", "0")
@@ -199,6 +201,8 @@ def lower(
         elif last:
             _verify(module, f"after stage '{name}'; XRELAY_VERIFY_EACH=1 finds the first stage")
         times[name] = time.perf_counter() - start
+        if after and name in after:
+            after[name](module)
         if time_passes:
             print(f"xrelay: {name:16s} {times[name]:8.3f} s", file=sys.stderr)
         if name == stop_after:

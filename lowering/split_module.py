@@ -111,11 +111,11 @@ def _external(g: _Item) -> str:
 
 
 def split_module(text: str, parts: int) -> list[str]:
-    """The module as at most `parts` modules that link into the same program (the whole
-    text when it cannot usefully be split). The largest group of functions and every
+    """The module as modules that link into the same program (the whole text when it
+    cannot usefully be split, or `parts` < 2). The largest group of functions and every
     other of LARGE characters or more (the GEMM's runtime, a large main) are parts of
     their own, so the runtime's part is the same text from model to model (compile_worker
-    caches object code by text); the others are spread over the remaining parts. A part
+    caches object code by text); the others are spread over `parts` - 1 more. A part
     holds what its functions refer to: the constants, declarations and attribute groups
     (renumbered in order of use); the module's mutable external globals are defined in the
     last part only."""
@@ -148,23 +148,23 @@ def split_module(text: str, parts: int) -> list[str]:
         return [text]
     ranked = sorted(((sum(len(f.text) for f in g), g) for g in groups.values()),
                     key=lambda sg: -sg[0])  # fmt: skip
-    parts = min(parts, len(ranked))
-    # the largest group, and any other of LARGE characters or more, are parts of their own
+    # the largest group, and any other of LARGE characters or more, are parts of their own;
+    # the rest share `parts` - 1 parts
     alone = 1
-    while alone < parts - 1 and ranked[alone][0] >= LARGE:
+    while alone < len(ranked) and ranked[alone][0] >= LARGE:
         alone += 1
     bins: list[list[_Item]] = [list(g) for _, g in ranked[:alone]]
-    bins += [[] for _ in range(parts - alone)]
+    bins += [[] for _ in range(min(parts - 1, len(ranked) - alone))]
     loads = [0] * len(bins)
     for size, group in ranked[alone:]:  # longest first, each to the lightest shared part
         k = alone + loads[alone:].index(min(loads[alone:]))
         bins[k].extend(group)
         loads[k] += size
-    order = {fn.name: n for n, fn in enumerate(functions)}
     declarations = {_declared_name(line): line for line in trailer if line.startswith("declare ")}
     attributes = [line for line in trailer if line.startswith("attributes ")]
+    # each part's definitions by name: its text does not depend on where the linker put them
     return [
-        _part(header, globals_, by_name, sorted(b, key=lambda f: order[f.name]),
+        _part(header, globals_, by_name, sorted(b, key=lambda f: f.name),
               declarations, attributes, home=k == len(bins) - 1)
         for k, b in enumerate(bins)
     ]  # fmt: skip
@@ -206,7 +206,7 @@ def _part(
         if item is not None and item.text.startswith("@") and item.internal:
             todo.extend(item.refs)
     lines = list(header)
-    for g in globals_:
+    for g in sorted(globals_, key=lambda g: g.name):
         if g.internal:  # a constant (a copy in each part) or a mutable one of this group
             if g.name in needed or g.name in defined:
                 lines.append(g.text)

@@ -304,7 +304,7 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
     gemm.py's micro-kernel."""
     nr, mr = panel_width(vw), row_height(vw)
     assert (nr, mr) == (32, 8) and TAIL_ROWS in ((), (4, 2, 1))  # (the tail's r0 below)
-    with w.function("void", "@xr_gemm_pm", PARAMS):
+    with w.function("void", "@xr_gemm_pm", PARAMS, linkage="dso_local"):
         ep = Epilogue(w)
         ldt = w.mul(w.op(f"sdiv i64 {w.add('%M', str(nr - 1))}, {nr}"), str(nr))
         prow = w.mul(w.op(f"sdiv i64 {w.add('%N', str(mr - 1))}, {mr}"), str(mr))

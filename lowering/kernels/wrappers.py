@@ -257,6 +257,51 @@ def float_call(
     w.do(f"call void {gemm}({', '.join(f'{t} {v}' for t, v in args)})")
 
 
+def gemm_runtime_ir(specs: list[GemmSpec], threads: bool, vector_width: int) -> str:
+    """The GEMMs' runtime the specs call ("" for none): the f32 GEMM with the variants some
+    spec needs (B's prologue, direct convolutions, pixel-major), else the declarations both
+    runtimes use, and the 8-bit GEMM of each spec's group. It depends on these choices
+    only, not on the model: lowering/runtime_ahead.py compiles it before the passes end."""
+    if not specs:
+        return ""
+    floats = [spec for spec in specs if not spec.group]
+    pixel = [spec for spec in floats if spec.pixel_major]
+    return _gemm_runtime(
+        threads,
+        vector_width,
+        bool(floats),
+        any(spec.prologue for spec in floats),
+        any(spec.direct for spec in floats),
+        bool(pixel),
+        any(spec.prologue for spec in pixel),
+        tuple(sorted({spec.group for spec in specs} - {0})),  # (one 8-bit kind per module)
+        any(spec.tiles for spec in specs),
+    )
+
+
+def _gemm_runtime(
+    threads: bool,
+    vector_width: int,
+    floats: bool,
+    prologue: bool,
+    direct: bool,
+    pixel: bool,
+    pixel_prologue: bool,
+    groups: tuple[int, ...],
+    tiles: bool,
+) -> str:
+    runtime = gemm.HEADER
+    if floats:
+        runtime = gemm.runtime_ir(threads, vector_width, prologue, direct)
+    if direct:
+        runtime += gemm_direct.runtime_ir(vector_width)
+    if pixel:
+        runtime += gemm_pixel.runtime_ir(threads, vector_width, pixel_prologue)
+    for group in groups:
+        runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
+    return runtime
+
+
 def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | None:
     """The runtime module of `module` (after parallel-loops): the GEMM with one wrapper per
     GEMM declaration, the table lookups, max pools, narrow convolutions and Winograd transforms with theirs, the entries of split
@@ -274,25 +319,7 @@ def kernels_ir(module: ModuleOp, threads: bool, vector_width: int = 8) -> str | 
     w = Writer()
     for name, (spec, types) in specs.items():
         wrapper(w, name, spec, types, threads)
-    groups = {spec.group for spec, _ in specs.values()}
-    runtime = ""
-    if specs:  # the f32 GEMM where a call needs it, else the declarations both runtimes use
-        floats = [spec for spec, _ in specs.values() if not spec.group]
-        prologue = any(spec.prologue for spec in floats)
-        direct = any(spec.direct for spec in floats)
-        runtime = gemm.HEADER
-        if floats:
-            runtime = gemm.runtime_ir(threads, vector_width, prologue, direct)
-        if direct:
-            runtime += gemm_direct.runtime_ir(vector_width)
-        pixel = [spec for spec in floats if spec.pixel_major]
-        if pixel:
-            runtime += gemm_pixel.runtime_ir(
-                threads, vector_width, any(spec.prologue for spec in pixel)
-            )
-    tiles = any(spec.tiles for spec, _ in specs.values())
-    for group in sorted(groups - {0}):  # (one 8-bit kind per module: qnn-int-products)
-        runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
+    runtime = gemm_runtime_ir([spec for spec, _ in specs.values()], threads, vector_width)
     if luts or pools or convs or transforms or row_kernels:  # (masked loads and stores: its header)
         runtime = runtime or gemm.HEADER
     if luts:

@@ -117,6 +117,17 @@ def test_unknown_stage_is_an_error():
         lower(mod, stop_after="bufferise")
 
 
+def test_a_function_runs_after_its_stage():
+    """`after` (build: runtime_ahead after prepack-weights) sees the module as that stage
+    left it, once; an unknown stage is an error."""
+    mod = parse_module(REMAINDER)
+    seen = []
+    lower(mod, stop_after="bufferize", after={"relay-to-linalg": lambda m: seen.append(str(m))})
+    assert len(seen) == 1 and "linalg.generic" in seen[0] and " relay." not in seen[0]
+    with pytest.raises(xrelay.Error, match="unknown stage 'prepack'"):
+        lower(parse_module(REMAINDER), after={"prepack": print})
+
+
 def test_build_without_kernels_matches_with_kernels():
     mod, params = xrelay.from_onnx(ROOT / "examples" / "cnn.onnx")
     x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)

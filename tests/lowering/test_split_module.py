@@ -51,7 +51,8 @@ def _llvm_text(module=MODULE):
     real = split_module_module.split_module  # what jit.Library imports when it compiles
 
     def grab(text, parts):
-        texts.append(text)
+        if "define void @main(" in text:  # (not runtime_ahead's runtime alone)
+            texts.append(text)
         return real(text, parts)
 
     split_module_module.split_module = grab
@@ -212,3 +213,42 @@ def test_builds_on_two_threads_at_once():
     assert not errors
     for name, value in want.items():
         np.testing.assert_array_equal(results[name], value)
+
+
+def test_a_part_is_the_same_text_wherever_the_linker_put_its_functions():
+    """What lets runtime_ahead's guess (the runtime linked alone) be the build's part: the
+    linker places a function where the first module declared it."""
+    from xrelay.lowering.split_module import _parse
+
+    text = _llvm_text()
+    _, _, functions, _ = _parse(text)
+    lines = text.splitlines()
+    first = lines.index(functions[0].text.split("\n", 1)[0])
+    last = lines.index(functions[-1].text.split("\n", 1)[0])
+    end = lines.index("}", last)
+    # (LLVM prints a declaration where the function list has it: between definitions)
+    declarations = [line for line in lines[first:end] if line.startswith("declare ")]
+    shuffled = "\n".join(
+        lines[:first] + "\n\n".join(f.text for f in reversed(functions)).splitlines()
+        + declarations + lines[end + 1 :]
+    ) + "\n"  # fmt: skip
+    assert shuffled != text
+    assert split_module(shuffled, 4)[0] == split_module(text, 4)[0]
+
+
+def test_large_groups_leave_the_other_parts_their_share():
+    """Each group of LARGE characters or more is a part of its own, and the rest still
+    share `parts` - 1 parts (ResNet-50's last part held all of its kernels, 589 K
+    characters, once the runtime, a convolution's group and main had taken three of four)."""
+    from xrelay.lowering import split_module as sm
+
+    text = _llvm_text()
+    parts = split_module(text, 4)
+    real = sm.LARGE
+    sm.LARGE = 1  # every group is large
+    try:
+        every = split_module(text, 4)
+    finally:
+        sm.LARGE = real
+    groups = len(every)
+    assert groups > len(parts) >= 4

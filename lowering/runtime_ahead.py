@@ -1,0 +1,53 @@
+"""The GEMM runtime's object code, compiled while the passes still run.
+
+The GEMM runtime's part of a build's LLVM module (lowering/split_module.py) is the
+longest to compile (ResNet-50: 1.5-1.9 s of LLVM's 2 s on two workers, after 1.1 s of
+passes on one core while the other waits), and its text depends only on choices known
+once `prepack-weights` has run: the target, threads, the vector width and which GEMM
+variants the calls need (`wrappers.gemm_runtime_ir`). `start` links that runtime alone,
+splits it as the build will split the whole module, and has the last compile worker
+compile its large parts into compile_worker's cache (`compile_ahead`); the build's own
+compile then finds them there, or waits for them, and compiles the rest meanwhile.
+
+A guess that turns out different from the build's text (a later pass changed a GEMM's
+variant) costs only the idle core's time: the cache is keyed by the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xrelay.lowering import compile_worker, host
+from xrelay.lowering.jit import threads_available
+from xrelay.lowering.kernels.parallel import pool_ir
+from xrelay.lowering.kernels.wrappers import gemm_runtime_ir, kernel_specs
+from xrelay.lowering.prepack_weights import module_vector_width
+from xrelay.lowering.split_module import split_module
+
+
+def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
+    """The GEMM runtime `module` (after prepack-weights) will call, as a module of its own
+    (what `jit.llvm_module` links into the build's: the same triple, the thread pool's
+    declarations first); None without GEMM calls."""
+    specs = [spec for spec, _ in kernel_specs(module).values()]
+    threads = threads_available()
+    runtime = gemm_runtime_ir(specs, threads, module_vector_width(module, vector_width))
+    if not runtime:
+        return None
+    triple = host.describe()["default_triple"]
+    # a function of its own besides the runtime's groups: as in the build, the runtime's
+    # part is not the one that defines the mutable globals (split_module's last part)
+    stub = "define void @xr_runtime_ahead() {\n  ret void\n}\n"
+    return f'target triple = "{triple}"\n' + pool_ir(threads) + runtime + stub
+
+
+def start(module: ModuleOp, target: dict[str, Any], vector_width: int) -> bool:
+    """Compile the GEMM runtime's part of `module` (after prepack-weights) for `target` in
+    the background (the large groups are parts of their own however many parts the build
+    asks for). Returns whether it started (not without GEMM calls, or with fewer than two
+    compile workers)."""
+    text = runtime_text(module, vector_width)
+    if text is None:
+        return False
+    return compile_worker.compile_ahead([text], target, lambda linked: split_module(linked, 2))
