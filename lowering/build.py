@@ -250,7 +250,7 @@ def _compile(
             "instrument-calls": {"enabled": profile},
         },
         # the GEMM runtime's object code compiles on the idle core while the passes go on
-        after={"prepack-weights": lambda m: runtime_ahead.start(m, target, vector_width(target))},
+        after={"select-kernels": lambda m: runtime_ahead.start(m, target, vector_width(target))},
     )
     # the passes append the parameters they add (hoisted constants, packed weights) to
     # @main's arguments in the order they add their arrays

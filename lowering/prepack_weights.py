@@ -175,6 +175,30 @@ def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0
             Rewriter.erase_op(decl)
 
 
+def packed_specs(module: ModuleOp, vector_width_option: int = 0) -> list[GemmSpec]:
+    """The specs the module's GEMM calls will have once prepack-weights has run, nothing
+    packed or changed (lowering/runtime_ahead.py reads them right after select-kernels,
+    before the weights are packed)."""
+    nr = panel_width(module_vector_width(module, vector_width_option))
+    decls = {
+        op.sym_name.data: op.attributes[KERNEL_ATTR].data
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
+    }
+    specs = []
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+        for call in [op for op in fn.walk() if isinstance(op, func.CallOp)]:
+            spec = decls.get(call.callee.root_reference.data)
+            if spec is None:
+                continue
+            found = None
+            if fn.arg_attrs is not None:
+                a, b = call.arguments[0], call.arguments[1]
+                found = packing(spec, param_name(fn, a), param_name(fn, b), nr)
+            specs.append(spec if found is None else found[2])
+    return specs
+
+
 @dataclass(frozen=True)
 class PrepackWeights(ModulePass):
     """Weights of runtime GEMM calls that are parameters -> packed parameters. Options:

@@ -3,8 +3,9 @@
 The GEMM runtime's part of a build's LLVM module (lowering/split_module.py) is the
 longest to compile (ResNet-50: 1.5-1.9 s of LLVM's 2 s on two workers, after 1.1 s of
 passes on one core while the other waits), and its text depends only on choices known
-once `prepack-weights` has run: the target, threads, the vector width and which GEMM
-variants the calls need (`wrappers.gemm_runtime_ir`). `start` links that runtime alone,
+once `select-kernels` has run: the target, threads, the vector width and which GEMM
+variants the calls need (`wrappers.gemm_runtime_ir`; the pixel-major ones that
+`prepack-weights` will pick: `prepack_weights.packed_specs`). `start` links that runtime alone,
 splits it as the build will split the whole module, and has the last compile worker
 compile its large parts into compile_worker's cache (`compile_ahead`); the build's own
 compile then finds them there, or waits for them, and compiles the rest meanwhile.
@@ -21,16 +22,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.lowering import compile_worker, host
 from xrelay.lowering.jit import threads_available
 from xrelay.lowering.kernels.parallel import pool_ir
-from xrelay.lowering.kernels.wrappers import gemm_runtime_ir, kernel_specs
-from xrelay.lowering.prepack_weights import module_vector_width
+from xrelay.lowering.kernels.wrappers import gemm_runtime_ir
+from xrelay.lowering.prepack_weights import module_vector_width, packed_specs
 from xrelay.lowering.split_module import split_module
 
 
 def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
-    """The GEMM runtime `module` (after prepack-weights) will call, as a module of its own
+    """The GEMM runtime `module` (after select-kernels) will call, as a module of its own
     (what `jit.llvm_module` links into the build's: the same triple, the thread pool's
     declarations first); None without GEMM calls."""
-    specs = [spec for spec, _ in kernel_specs(module).values()]
+    specs = packed_specs(module, vector_width)  # (prepack-weights picks pixel-major ones)
     threads = threads_available()
     runtime = gemm_runtime_ir(specs, threads, module_vector_width(module, vector_width))
     if not runtime:
@@ -43,7 +44,7 @@ def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
 
 
 def start(module: ModuleOp, target: dict[str, Any], vector_width: int) -> bool:
-    """Compile the GEMM runtime's part of `module` (after prepack-weights) for `target` in
+    """Compile the GEMM runtime's part of `module` (after select-kernels) for `target` in
     the background (the large groups are parts of their own however many parts the build
     asks for). Returns whether it started (not without GEMM calls, or with fewer than two
     compile workers)."""
