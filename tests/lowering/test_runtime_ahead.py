@@ -14,7 +14,11 @@ import numpy as np
 import pytest
 import xrelay
 from xrelay.lowering import compile_worker, runtime_ahead
+from xrelay.lowering.context import BuildContext
 from xrelay.lowering.jit import resolve_target
+from xrelay.lowering.kernels.wrappers import kernel_specs
+from xrelay.lowering.pipeline import lower
+from xrelay.lowering.prepack_weights import packed_specs
 from xrelay.signature import FunctionSignature, main_function
 
 CONV = """
@@ -242,3 +246,22 @@ def test_a_worker_freed_mid_build_joins_the_compile(two_jobs):
     codes = compile_worker.object_codes(texts, target)
     assert len(codes) == 6 and all(codes)
     assert busy.jobs > before
+
+
+@pytest.mark.parametrize(
+    "module", [CONV, POINTWISE, DENSE, QDENSE], ids=["conv", "pointwise", "dense", "qnn"]
+)
+def test_the_specs_known_after_select_kernels_are_prepack_weights(module):
+    """runtime_ahead reads the GEMM specs right after select-kernels: packed_specs gives
+    the ones prepack-weights then leaves (POINTWISE's Winograd product runs pixel-major)."""
+    _, params = _inputs(module)
+    work = xrelay.parse_module(module)
+    ctx = BuildContext(params=dict(params))
+    options = {"select-kernels": {"vector_width": 16}, "winograd-convs": {"vector_width": 16}}
+    lower(work, stop_after="select-kernels", ctx=ctx, options=options)
+    predicted = {repr(spec) for spec in packed_specs(work, 16)}
+    lower(work, start_after="select-kernels", stop_after="prepack-weights", ctx=ctx,
+          options={"prepack-weights": {"vector_width": 16}})  # fmt: skip
+    assert predicted == {repr(spec) for spec, _ in kernel_specs(work).values()}
+    if module is POINTWISE:
+        assert any(spec.pixel_major for spec, _ in kernel_specs(work).values())
