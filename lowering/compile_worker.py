@@ -295,8 +295,16 @@ _WORKERS: list[Worker] = []
 
 
 def _stop_all() -> None:
+    """At exit: stop the workers; one still busy (compiling ahead for a build that will not
+    use it) is killed, not waited for."""
     for worker in _WORKERS:
-        worker._stop()
+        if worker.lock.acquire(blocking=False):
+            try:
+                worker._stop()
+            finally:
+                worker.lock.release()
+        elif worker.proc is not None and worker.pid == os.getpid():
+            worker.proc.kill()  # its thread reads the end of the output and gives up
 
 
 atexit.register(_stop_all)
@@ -549,7 +557,7 @@ def _compile_ahead(
         for key, text in todo:
             try:
                 code = worker.compile(text, target)
-            except CompileError:
+            except Exception:  # noqa: BLE001, S112 - (CompileError, or the process exiting)
                 continue
             _remember(key, code)
     finally:

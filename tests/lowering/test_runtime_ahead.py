@@ -265,3 +265,39 @@ def test_the_specs_known_after_select_kernels_are_prepack_weights(module):
     assert predicted == {repr(spec) for spec, _ in kernel_specs(work).values()}
     if module is POINTWISE:
         assert any(spec.pixel_major for spec, _ in kernel_specs(work).values())
+
+
+def test_a_process_exits_at_once_while_compiling_ahead(tmp_path):
+    """A process that ends (an error, say) while the runtime compiles ahead is not held up
+    by the compile, and prints nothing about it."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit_early.py"
+    script.write_text(
+        "import os, threading, time\n"
+        "os.environ['XRELAY_COMPILE_JOBS'] = '2'\n"
+        "from xrelay.lowering import compile_worker as cw\n"
+        "from xrelay.lowering.jit import resolve_target\n"
+        "text = ''.join(f'define void @f{k}(ptr %p) {{\\n  %v = load float, ptr %p\\n"
+        "  %w = fmul float %v, {k}.0\\n  store float %w, ptr %p\\n  ret void\\n}}\\n'"
+        " for k in range(20000))\n"
+        "started = threading.Event()\n"
+        "def select(linked):\n"
+        "    started.set()\n"
+        "    return [linked]\n"
+        "assert cw.compile_ahead([text], resolve_target(None), select)\n"
+        "started.wait(60)\n"
+        "time.sleep(0.5)  # compiling now: seconds of work\n"
+        "print('leaving', flush=True)\n"
+    )
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=120
+    )
+    took = time.monotonic() - start
+    assert done.returncode == 0, done.stderr
+    assert "leaving" in done.stdout
+    assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
+    # (the compile of 20,000 functions takes 11 s; waiting for the worker to stop, 5 s)
+    assert took < 4, took
