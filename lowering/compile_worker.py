@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-if TYPE_CHECKING:
     import llvmlite.binding as llvm
 
 RECYCLE = 100  # compiles per worker process before it is replaced
@@ -611,7 +610,10 @@ def _compile_in_workers(ir_texts: list[str], target: dict[str, Any], pic: bool) 
     # the workers that are free (one compiling ahead joins when it is done); never waiting
     # for one while holding another, so two building threads cannot deadlock
     pool = _WORKERS[: jobs()]
-    held = [w for w in pool if w.lock.acquire(blocking=False)]
+    held: list[Worker] = []
+    for worker in pool:
+        if len(held) < len(ir_texts) and worker.lock.acquire(blocking=False):
+            held.append(worker)
     if not held:
         pool[0].lock.acquire()
         held = [pool[0]]

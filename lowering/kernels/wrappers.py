@@ -265,39 +265,18 @@ def gemm_runtime_ir(specs: list[GemmSpec], threads: bool, vector_width: int) -> 
     if not specs:
         return ""
     floats = [spec for spec in specs if not spec.group]
-    pixel = [spec for spec in floats if spec.pixel_major]
-    return _gemm_runtime(
-        threads,
-        vector_width,
-        bool(floats),
-        any(spec.prologue for spec in floats),
-        any(spec.direct for spec in floats),
-        bool(pixel),
-        any(spec.prologue for spec in pixel),
-        tuple(sorted({spec.group for spec in specs} - {0})),  # (one 8-bit kind per module)
-        any(spec.tiles for spec in specs),
-    )
-
-
-def _gemm_runtime(
-    threads: bool,
-    vector_width: int,
-    floats: bool,
-    prologue: bool,
-    direct: bool,
-    pixel: bool,
-    pixel_prologue: bool,
-    groups: tuple[int, ...],
-    tiles: bool,
-) -> str:
+    direct = any(spec.direct for spec in floats)
     runtime = gemm.HEADER
     if floats:
+        prologue = any(spec.prologue for spec in floats)
         runtime = gemm.runtime_ir(threads, vector_width, prologue, direct)
     if direct:
         runtime += gemm_direct.runtime_ir(vector_width)
+    pixel = [spec for spec in floats if spec.pixel_major]
     if pixel:
-        runtime += gemm_pixel.runtime_ir(threads, vector_width, pixel_prologue)
-    for group in groups:
+        runtime += gemm_pixel.runtime_ir(threads, vector_width, any(s.prologue for s in pixel))
+    tiles = any(spec.tiles for spec in specs)
+    for group in sorted({spec.group for spec in specs} - {0}):  # (one 8-bit kind per module)
         runtime += igemm.runtime_ir(threads, vector_width, group, tiles)
     return runtime
 
