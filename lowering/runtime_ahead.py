@@ -11,7 +11,9 @@ compile its large parts into compile_worker's cache (`compile_ahead`); the build
 compile then finds them there, or waits for them, and compiles the rest meanwhile.
 
 A guess that turns out different from the build's text (a later pass changed a GEMM's
-variant) costs only the idle core's time: the cache is keyed by the text.
+variant) costs only the idle core's time: the cache is keyed by the text. A module whose
+runtime part will hold its own wrappers (a pixel-major product's batch split over threads:
+Winograd's terms in most CNNs on 16-float vectors) is not guessed at.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xrelay.lowering import compile_worker, host
 from xrelay.lowering.jit import threads_available
 from xrelay.lowering.kernels.parallel import pool_ir
-from xrelay.lowering.kernels.wrappers import gemm_runtime_ir
+from xrelay.lowering.kernels.wrappers import batch_split, gemm_runtime_ir
 from xrelay.lowering.prepack_weights import module_vector_width, packed_specs
 from xrelay.lowering.split_module import split_module
 
@@ -30,9 +32,14 @@ from xrelay.lowering.split_module import split_module
 def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
     """The GEMM runtime `module` (after select-kernels) will call, as a module of its own
     (what `jit.llvm_module` links into the build's: the same triple, the thread pool's
-    declarations first); None without GEMM calls."""
+    declarations first); None without GEMM calls, or when the build's runtime part will
+    hold some of the model's own wrappers: those that split a pixel-major product's batch
+    over threads call the runtime's internal `xr_gemm_pm`, which LLVM inlines into them
+    (kernels/gemm_pixel.py), so they share its part."""
     specs = packed_specs(module, vector_width)  # (prepack-weights picks pixel-major ones)
     threads = threads_available()
+    if any(spec.pixel_major and batch_split(spec, threads) for spec in specs):
+        return None
     runtime = gemm_runtime_ir(specs, threads, module_vector_width(module, vector_width))
     if not runtime:
         return None
@@ -46,8 +53,8 @@ def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
 def start(module: ModuleOp, target: dict[str, Any], vector_width: int) -> bool:
     """Compile the GEMM runtime's part of `module` (after select-kernels) for `target` in
     the background (the large groups are parts of their own however many parts the build
-    asks for). Returns whether it started (not without GEMM calls, or with fewer than two
-    compile workers)."""
+    asks for). Returns whether it started (not without a runtime_text, or with fewer than
+    two compile workers)."""
     text = runtime_text(module, vector_width)
     if text is None:
         return False

@@ -304,7 +304,11 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
     gemm.py's micro-kernel."""
     nr, mr = panel_width(vw), row_height(vw)
     assert (nr, mr) == (32, 8) and TAIL_ROWS in ((), (4, 2, 1))  # (the tail's r0 below)
-    with w.function("void", "@xr_gemm_pm", PARAMS, linkage="dso_local"):
+    # internal: a wrapper that splits a batch over threads (Winograd's terms) calls it on
+    # each, and LLVM inlines it there with the product's sizes as constants (exported, so
+    # that the runtime's part stayed the same from model to model, SqueezeNet ran 2.5-3.9 %
+    # slower in a same-process A/B; lowering/runtime_ahead.py leaves such modules alone)
+    with w.function("void", "@xr_gemm_pm", PARAMS):
         ep = Epilogue(w)
         ldt = w.mul(w.op(f"sdiv i64 {w.add('%M', str(nr - 1))}, {nr}"), str(nr))
         prow = w.mul(w.op(f"sdiv i64 {w.add('%N', str(mr - 1))}, {mr}"), str(mr))
