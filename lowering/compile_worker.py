@@ -502,6 +502,15 @@ _AHEAD_QUEUE: queue.SimpleQueue = queue.SimpleQueue()  # for the thread that ser
 _ahead_pid = 0  # the process whose thread serves them (a forked child starts its own)
 
 
+def can_compile_ahead() -> bool:
+    """Is a worker free to compile ahead (two or more, the first linking the build's own
+    module)?"""
+    try:
+        return use_worker() and jobs() >= 2
+    except CompileError:
+        return False
+
+
 def compile_ahead(
     ir_texts: list[str], target: dict[str, Any], select: Callable[[str], list[str]]
 ) -> bool:
@@ -511,10 +520,7 @@ def compile_ahead(
     texts waits for them. Only with two workers or more (the first links the build's own
     module). A failure is dropped: the build compiles the text itself and reports it.
     Returns whether the request was made."""
-    try:
-        if not use_worker() or jobs() < 2:
-            return False
-    except CompileError:
+    if not can_compile_ahead():
         return False
     while len(_WORKERS) < jobs():
         _WORKERS.append(Worker())

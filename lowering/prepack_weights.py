@@ -135,40 +135,56 @@ class Packer:
         )
 
 
-def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0) -> None:
-    vw = module_vector_width(module, vector_width_option)
-    module.attributes[VECTOR_WIDTH_ATTR] = IntegerAttr(vw, 64)
-    nr = panel_width(vw)
-    decls = {
+def _gemm_declarations(module: ModuleOp) -> dict[str, func.FuncOp]:
+    return {
         op.sym_name.data: op
         for op in module.ops
         if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
     }
-    cache = declaration_cache(module)
+
+
+def _gemm_calls(
+    module: ModuleOp, decls: dict[str, func.FuncOp], nr: int
+) -> list[tuple[func.FuncOp, func.CallOp, GemmSpec, tuple[int, PackSpec, GemmSpec] | None]]:
+    """(function, call, its spec, `packing` of it or None) of each GEMM call, as a list
+    (prepack-weights replaces the calls it packs)."""
+    calls = []
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
-        if fn.arg_attrs is None:
-            continue
-        packer = Packer(fn, ctx)
         for call in [op for op in fn.walk() if isinstance(op, func.CallOp)]:
             decl = decls.get(call.callee.root_reference.data)
             if decl is None:
                 continue
             spec: GemmSpec = decl.attributes[KERNEL_ATTR].data
-            a, b = call.arguments[0], call.arguments[1]
-            found = packing(spec, param_name(fn, a), param_name(fn, b), nr)
-            if found is None:
-                continue
-            index, pack, new_spec = found
-            args = list(call.arguments)
-            args[index] = packer.arg(pack)
-            result = call.results[0].type
-            name = gemm_declaration(module, cache, new_spec, args, result)
-            new_call = func.CallOp(name, args, [result])
-            new_call.location = call.location
-            original = call.arguments[index]
-            Rewriter.replace_op(call, new_call)
-            if not original.uses:  # only its packed copy is read now
-                release(ctx, pack.source)
+            found = None
+            if fn.arg_attrs is not None:
+                a, b = call.arguments[0], call.arguments[1]
+                found = packing(spec, param_name(fn, a), param_name(fn, b), nr)
+            calls.append((fn, call, spec, found))
+    return calls
+
+
+def prepack_weights(module: ModuleOp, ctx: Context, vector_width_option: int = 0) -> None:
+    vw = module_vector_width(module, vector_width_option)
+    module.attributes[VECTOR_WIDTH_ATTR] = IntegerAttr(vw, 64)
+    decls = _gemm_declarations(module)
+    cache = declaration_cache(module)
+    packers: dict[func.FuncOp, Packer] = {}
+    for fn, call, _, found in _gemm_calls(module, decls, panel_width(vw)):
+        if found is None:
+            continue
+        index, pack, new_spec = found
+        if fn not in packers:
+            packers[fn] = Packer(fn, ctx)
+        args = list(call.arguments)
+        args[index] = packers[fn].arg(pack)
+        result = call.results[0].type
+        name = gemm_declaration(module, cache, new_spec, args, result)
+        new_call = func.CallOp(name, args, [result])
+        new_call.location = call.location
+        original = call.arguments[index]
+        Rewriter.replace_op(call, new_call)
+        if not original.uses:  # only its packed copy is read now
+            release(ctx, pack.source)
     used = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
     for name, decl in decls.items():
         if name not in used:
@@ -180,23 +196,8 @@ def packed_specs(module: ModuleOp, vector_width_option: int = 0) -> list[GemmSpe
     packed or changed (lowering/runtime_ahead.py reads them right after select-kernels,
     before the weights are packed)."""
     nr = panel_width(module_vector_width(module, vector_width_option))
-    decls = {
-        op.sym_name.data: op.attributes[KERNEL_ATTR].data
-        for op in module.ops
-        if isinstance(op, func.FuncOp) and isinstance(op.attributes.get(KERNEL_ATTR), GemmAttr)
-    }
-    specs = []
-    for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
-        for call in [op for op in fn.walk() if isinstance(op, func.CallOp)]:
-            spec = decls.get(call.callee.root_reference.data)
-            if spec is None:
-                continue
-            found = None
-            if fn.arg_attrs is not None:
-                a, b = call.arguments[0], call.arguments[1]
-                found = packing(spec, param_name(fn, a), param_name(fn, b), nr)
-            specs.append(spec if found is None else found[2])
-    return specs
+    calls = _gemm_calls(module, _gemm_declarations(module), nr)
+    return [spec if found is None else found[2] for _, _, spec, found in calls]
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ def start(module: ModuleOp, target: dict[str, Any], vector_width: int) -> bool:
     the background (the large groups are parts of their own however many parts the build
     asks for). Returns whether it started (not without a runtime_text, or with fewer than
     two compile workers)."""
+    if not compile_worker.can_compile_ahead():  # (before making a text for nothing)
+        return False
     text = runtime_text(module, vector_width)
     if text is None:
         return False
