@@ -322,15 +322,16 @@ def test_a_process_exits_at_once_while_compiling_ahead(tmp_path):
         "assert cw.compile_ahead([text], resolve_target(None), select)\n"
         "started.wait(60)\n"
         "time.sleep(0.5)  # compiling now: seconds of work\n"
-        "print('leaving', flush=True)\n"
+        "print('leaving', time.time(), flush=True)\n"
     )
-    start = time.monotonic()
     done = subprocess.run(
         [sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=120
     )
-    took = time.monotonic() - start
+    ended = time.time()
     assert done.returncode == 0, done.stderr
     assert "leaving" in done.stdout
+    # from the last line to the process's end (its start, the import, is no part of it)
+    took = ended - float(done.stdout.split()[-1])
     assert "Traceback" not in done.stderr and "Exception" not in done.stderr, done.stderr
     # (the compile of 20,000 functions takes 11 s; waiting for the worker to stop, 5 s)
-    assert took < 4, took
+    assert took < 3, took
