@@ -29,3 +29,26 @@ def test_a_relu_still_fuses_into_the_pad():
         return [r, relay.MaxPool2DOp(r.result, pool_size=[3, 3], padding=[1, 1, 1, 1])]
 
     check_jit([((1, 4, 9, 9), "float32")], body)
+
+
+QUANTIZED_POOL = """
+func.func @main(%x: tensor<1x40x13x13xui8>) -> tensor<1x40x1x1xi32> {
+  %zp = relay.constant dense<7> : tensor<i32>
+  %w = relay.cast %x {dtype = i32} : (tensor<1x40x13x13xui8>) -> tensor<1x40x13x13xi32>
+  %d = relay.subtract %w, %zp : (tensor<1x40x13x13xi32>, tensor<i32>) -> tensor<1x40x13x13xi32>
+  %s = relay.sum %d {axis = array<i64: 2, 3>, keepdims = true} : (tensor<1x40x13x13xi32>) -> tensor<1x40x1x1xi32>
+  func.return %s : tensor<1x40x1x1xi32>
+}
+"""
+
+
+def test_an_integer_sum_of_its_widened_bytes():
+    """A quantized pool's sum reads the bytes (the cast and the zero point fused into it,
+    its two plane loops one loop of 169): the same sums as numpy's."""
+    import numpy as np
+    import xrelay
+
+    x = np.random.default_rng(0).integers(0, 256, (1, 40, 13, 13), dtype=np.uint8)
+    lib = xrelay.build(xrelay.parse_module(QUANTIZED_POOL), {}, cache=False)
+    want = (x.astype(np.int32) - 7).sum(axis=(2, 3), keepdims=True)
+    np.testing.assert_array_equal(lib.run(x)[0], want)

@@ -38,3 +38,20 @@ func.func @transposed(%x: tensor<2x5x6xf32>) -> tensor<2x6x5xf32> {
   } -> tensor<2x6x5xf32>
   func.return %0 : tensor<2x6x5xf32>
 }
+
+// A sum over the 7 x 7 plane of [1, 8, 7, 7] (keepdims): the two reduced loops become
+// one reduction of 49 and the channel loops one parallel loop of 8 (a reduced loop and a
+// parallel one never merge); the accumulator's size-1 axes stay constant 0.
+// CHECK-LABEL: func.func @plane_sum
+// CHECK:         %[[X:.+]] = tensor.reshape %x(%{{.+}}) : (tensor<1x8x7x7xi32>, tensor<2xi64>) -> tensor<8x49xi32>
+// CHECK:         %[[O:.+]] = tensor.reshape %{{.+}}(%{{.+}}) : (tensor<1x8x1x1xi32>, tensor<3xi64>) -> tensor<8x1x1xi32>
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<8x49xi32>) outs(%[[O]] : tensor<8x1x1xi32>)
+#sum_out = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+func.func @plane_sum(%x: tensor<1x8x7x7xi32>, %init: tensor<1x8x1x1xi32>) -> tensor<1x8x1x1xi32> {
+  %0 = linalg.generic {indexing_maps = [#id4, #sum_out], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x : tensor<1x8x7x7xi32>) outs(%init : tensor<1x8x1x1xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %s = arith.addi %a, %o : i32
+    linalg.yield %s : i32
+  } -> tensor<1x8x1x1xi32>
+  func.return %0 : tensor<1x8x1x1xi32>
+}

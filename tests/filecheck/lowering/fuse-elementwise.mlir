@@ -66,3 +66,30 @@ func.func @kept(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tenso
   } -> tensor<4xf32>
   func.return %0, %1, %3 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>
 }
+
+// An integer sum absorbs its elementwise producer (a quantized pool: the bytes widened
+// and their zero point subtracted in the sum's own loop, no i32 copy of the data); the
+// float sum in @kept above keeps its producer apart.
+// CHECK-LABEL: func.func @int_sum
+// CHECK-NEXT:    %[[G:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x8xi8>) outs(%init : tensor<4xi32>)
+// CHECK:           arith.extui
+// CHECK:           arith.subi
+// CHECK-NEXT:      arith.addi
+// CHECK-NEXT:      linalg.yield
+// CHECK:         func.return %[[G]]
+func.func @int_sum(%a: tensor<4x8xi8>, %init: tensor<4xi32>) -> tensor<4xi32> {
+  %e = tensor.empty() : tensor<4x8xi32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xi8>) outs(%e : tensor<4x8xi32>) {
+  ^bb0(%x: i8, %o: i32):
+    %w = arith.extui %x : i8 to i32
+    %c = arith.constant 3 : i32
+    %d = arith.subi %w, %c : i32
+    linalg.yield %d : i32
+  } -> tensor<4x8xi32>
+  %1 = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]} ins(%0 : tensor<4x8xi32>) outs(%init : tensor<4xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    %s = arith.addi %x, %o : i32
+    linalg.yield %s : i32
+  } -> tensor<4xi32>
+  func.return %1 : tensor<4xi32>
+}
