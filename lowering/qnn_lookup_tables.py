@@ -12,7 +12,11 @@ instead of the chain's arithmetic. The ops a chain may hold:
     relay.nn.relu, relay.clip
 
 A chain becomes a table when it ends in 8-bit values and has a batch_norm or a
-(re)quantization that is not the identity. QDQ models where batch normalization was not
+(re)quantization that is not the identity; a lone requantization is one too. A
+qnn.concatenate is first split into a qnn.requantize of each input whose parameters are
+not the result's and a relay.concatenate (what qnn-legalize would make of it), so those
+inputs go through tables and then straight into their slice of the result (SqueezeNet
+int8's fire modules: 14 us of float arithmetic per 193,600 bytes -> 7 us). QDQ models where batch normalization was not
 folded before quantization run every convolution's bytes through dequantize ->
 batch_norm -> quantize: about 20 vector instructions and a divide per 16 values in the
 fused loop (QDQ ResNet-50: the chains were about a quarter of its time), where the lookup
@@ -24,7 +28,8 @@ batch_norm's 1 / sqrt(var + eps) factor applied before gamma), one IEEE operatio
 time as LLVM emits them (no contraction). A chain where any value is NaN (the compiled
 casts leave NaN to the hardware) stays as it is. The data must have static sizes; the
 axis splits it into planes (outer x channels x plane bytes), of at least MIN_PLANE bytes
-with per-channel tables.
+with per-channel tables; data under one table is cut into planes of at most SHARED_PLANE
+bytes, which the threads share.
 
 Under `build` the parameters' arrays are read from the build context and the tables
 computed; under a plain Context (xrelay-opt) the IR changes in the same way and the
@@ -55,11 +60,13 @@ from xrelay.lowering.relay_to_linalg.elementwise import clip_bounds
 from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user
 from xrelay.signature import param_name
 
-MIN_OPS = 2  # a shorter chain is one op: cheaper than the load
+MIN_OPS = 1  # a lone requantization is a table too: a concatenation's inputs (SqueezeNet
+# int8's fire modules), a max pool's result
 # bytes per channel from which per-channel tables pay for loading their rows: QDQ ResNet-50
 # (same-process A/B, 81 runs) 7.82 ms with tables everywhere, 7.50 from 128 (not its 7 x 7
 # stage), 7.72 from 256, 7.85 from 512
 MIN_PLANE = 128
+SHARED_PLANE = 4096  # a table shared by all the data: planes of at most this many bytes
 CHAIN_OPS = (
     qnn.DequantizeOp,
     qnn.QuantizeOp,
@@ -276,6 +283,19 @@ def table(value: SSAValue, ops: list[Operation], axis: int | None, rows: int, kn
     return np.ascontiguousarray(x)
 
 
+def _planes(shape: tuple[int, ...]) -> tuple[int, int]:
+    """(planes, bytes each) of data under one table: the trailing axes of at most
+    SHARED_PLANE bytes (at least MIN_PLANE: a plane's last vector is masked), so that
+    split_planes has planes to share between the threads (one plane of SqueezeNet int8's
+    64 x 55 x 55 took 11-14 us on one thread)."""
+    cut = 0
+    while cut < len(shape) and int(np.prod(shape[cut:])) > SHARED_PLANE:
+        cut += 1
+    while cut > 0 and int(np.prod(shape[cut:])) < MIN_PLANE:
+        cut -= 1
+    return int(np.prod(shape[:cut])), int(np.prod(shape[cut:]))
+
+
 def rewrite_chain(
     value: SSAValue, module: ModuleOp, fn: func.FuncOp, ctx: Context, known: Known,
     names: list[int],
@@ -298,11 +318,15 @@ def rewrite_chain(
     arg = add_parameter(
         fn, ctx, f"table.{names[0]}", TensorType(out_elem, [rows, 256]), lambda: values
     )
-    cut = axis if axis is not None else 0
+    if axis is not None:
+        outer, channels = int(np.prod(shape[:axis])), int(shape[axis])
+        plane = int(np.prod(shape[axis + 1 :]))
+    else:  # one table: the data in planes the threads can share (split_planes' unit)
+        (outer, plane), channels = _planes(shape), 1
     spec = LutSpec(
-        outer=int(np.prod(shape[:cut])),
-        channels=int(shape[cut]) if axis is not None else 1,
-        plane=int(np.prod(shape[cut + 1 :])) if axis is not None else int(np.prod(shape)),
+        outer=outer,
+        channels=channels,
+        plane=plane,
         per_channel=axis is not None,
         flip=0 if is_unsigned(_elem(value)) else 0x80,
     )
@@ -318,11 +342,40 @@ def rewrite_chain(
     return True
 
 
+def split_concatenations(fn: func.FuncOp) -> None:
+    """Each qnn.concatenate -> a qnn.requantize of every input whose parameters are not
+    the output's, and a relay.concatenate: what qnn-legalize makes of it (its
+    `concatenate`), with the requantizations where a chain can take them."""
+    for op in [o for o in fn.walk() if isinstance(o, qnn.ConcatenateOp)]:
+        values = list(op.operands)
+        n = (len(values) - 2) // 3
+        out_scale, out_zp = values[3 * n :]
+        dtype = _elem(op.results[0])
+        parts: list[SSAValue] = []
+        for i in range(n):
+            value, scale, zp = values[i], values[n + i], values[2 * n + i]
+            if (
+                _elem(value) == dtype
+                and equal_constants(scale, out_scale)
+                and equal_constants(zp, out_zp)
+            ):
+                parts.append(value)  # as qnn-legalize: the input itself
+                continue
+            requantize = qnn.RequantizeOp(value, scale, zp, out_scale, out_zp, out_dtype=dtype)
+            requantize.location = op.location
+            Rewriter.insert_op(requantize, InsertPoint.before(op))
+            parts.append(requantize.results[0])
+        concatenate = relay.ConcatenateOp(*parts, axis=op.attrs.axis)
+        concatenate.location = op.location
+        Rewriter.replace_op(op, concatenate)
+
+
 def lookup_tables(module: ModuleOp, ctx: Context) -> int:
     count, names = 0, [0]
     for fn in [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
         if fn.arg_attrs is None:
             continue
+        split_concatenations(fn)
         known = Known(fn, ctx)
         starts = [a for a in fn.body.block.args if isinstance(a.type, TensorType)]
         starts += [r for op in fn.walk() for r in op.results if isinstance(r.type, TensorType)]

@@ -138,3 +138,38 @@ def test_every_entry_of_many_tables(monkeypatch):
     monkeypatch.setattr(qnn_lookup_tables.QnnLookupTables, "apply", lambda self, ctx, op: None)
     without = xrelay.build(xrelay.parse_module(text), dict(values), cache=False)
     np.testing.assert_array_equal(with_tables.run(x=x, y=y)[0], without.run(x=x, y=y)[0])
+
+
+CONCAT = """
+func.func @main(%x: tensor<1x64x45x45x{t}> {{xrelay.name = "x"}}, %y: tensor<1x64x45x45x{t}> {{xrelay.name = "y"}}) -> tensor<1x128x45x45x{t}> {{
+  %s1 = relay.constant dense<0.0200116672> : tensor<f32>
+  %s2 = relay.constant dense<0.0211802367> : tensor<f32>
+  %z1 = relay.constant dense<{z1}> : tensor<i32>
+  %z2 = relay.constant dense<{z2}> : tensor<i32>
+  %c = qnn.concatenate %x, %y, %s1, %s2, %z1, %z2, %s2, %z2 {{axis = 1 : i64}} : (tensor<1x64x45x45x{t}>, tensor<1x64x45x45x{t}>, tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x128x45x45x{t}>
+  func.return %c : tensor<1x128x45x45x{t}>
+}}"""
+
+
+@needs_vbmi
+@pytest.mark.parametrize("t", ["ui8", "i8"])
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_concatenations_requantized_input_is_a_table(monkeypatch, t, threads):
+    """A concatenation's input with other parameters than its result goes through a
+    table (SqueezeNet int8's fire modules), in planes of 2,025 bytes the threads share:
+    the same bytes as qnn-legalize's requantization."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    text = CONCAT.format(t=t, z1=0 if t == "ui8" else -5, z2=3)
+    info = np.iinfo(np.uint8 if t == "ui8" else np.int8)
+    x, y = (rng.integers(info.min, info.max + 1, (1, 64, 45, 45)).astype(info.dtype) for _ in "xy")
+    x.reshape(-1)[:256] = np.arange(info.min, info.max + 1)  # every value
+    with_tables = xrelay.build(xrelay.parse_module(text), {}, cache=False)
+    assert "xr_lut8" in ir_of(with_tables)
+    monkeypatch.setattr(qnn_lookup_tables.QnnLookupTables, "apply", lambda self, ctx, op: None)
+    without = xrelay.build(xrelay.parse_module(text), {}, cache=False)
+    assert "xr_lut8" not in ir_of(without)
+    (got,) = with_tables.run(x=x, y=y)
+    (want,) = without.run(x=x, y=y)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got[:, 64:], y)
+    assert not np.array_equal(got[:, :64], x)

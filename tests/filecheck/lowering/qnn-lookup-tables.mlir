@@ -50,8 +50,27 @@ func.func @stays(%x: tensor<1x4x12x12xui8> {xrelay.name = "x"}, %gamma: tensor<4
   %r = relay.nn.relu %rq : (tensor<1x4x12x12xui8>) -> tensor<1x4x12x12xui8>
   func.return %bn, %r : tensor<1x4x12x12xf32>, tensor<1x4x12x12xui8>
 }
+// A concatenation requantizes each input whose parameters are not its own (qnn-legalize's
+// arithmetic): split into a qnn.requantize per such input and a relay.concatenate, the
+// lone requantization is a table; %y, with the output's parameters, goes in as it is.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME:    tensor<1x256xui8> {xrelay.name = "table.3", xrelay.param}
+// CHECK:         %[[L:.+]] = func.call @xr_lut_3(%x,
+// CHECK-NEXT:    relay.concatenate %[[L]], %y {axis = 1 : i64}
+// CHECK-NOT:     qnn.concatenate
+func.func @concat(%x: tensor<1x16x20x20xui8> {xrelay.name = "x"}, %y: tensor<1x16x20x20xui8> {xrelay.name = "y"}) -> tensor<1x32x20x20xui8> {
+  %s1 = relay.constant dense<0.02> : tensor<f32>
+  %s2 = relay.constant dense<0.03> : tensor<f32>
+  %z1 = relay.constant dense<0> : tensor<i32>
+  %z2 = relay.constant dense<3> : tensor<i32>
+  %c = qnn.concatenate %x, %y, %s1, %s2, %z1, %z2, %s2, %z2 {axis = 1 : i64} : (tensor<1x16x20x20xui8>, tensor<1x16x20x20xui8>, tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x32x20x20xui8>
+  func.return %c : tensor<1x32x20x20xui8>
+}
 // The declarations say how to walk the data: planes of one channel, the flip for s8.
 // CHECK:         func.func private @xr_lut_1(
 // CHECK-SAME:      #kernel.lut<channels = 4, plane = 144>
 // CHECK:         func.func private @xr_lut_2(
 // CHECK-SAME:      #kernel.lut<plane = 30, per_channel = false, flip = 128>
+// One table for 6,400 bytes: planes of at most 4,096 bytes for the threads to share.
+// CHECK:         func.func private @xr_lut_3(
+// CHECK-SAME:      #kernel.lut<outer = 16, plane = 400, per_channel = false>
