@@ -44,6 +44,7 @@ _PASS_CLASSES: dict[str, str] = {
     "relay-to-linalg": "xrelay.lowering.relay_to_linalg:RelayToLinalg",
     "fuse-elementwise": "xrelay.lowering.fuse_elementwise:FuseElementwise",
     "collapse-loops": "xrelay.lowering.collapse_loops:CollapseLoops",
+    "tile-transposes": "xrelay.lowering.tile_transposes:TileTransposes",
     "bufferize": "xrelay.lowering.bufferize:Bufferize",
     "outline-kernels": "xrelay.lowering.outline_kernels:OutlineKernels",
     "plan-buffers": "xrelay.lowering.plan_buffers:PlanBuffers",

@@ -104,7 +104,7 @@ def groups(op: linalg.GenericOp) -> tuple[list[list[int]], list[list[int | None]
     return (runs, per_operand) if len(runs) < loops else None
 
 
-def _reshape(value: SSAValue, shape: list[int], where: InsertPoint, at: Operation) -> SSAValue:
+def view_as(value: SSAValue, shape: list[int], where: InsertPoint, at: Operation) -> SSAValue:
     """`value` viewed as `shape` (a tensor.reshape inserted at `where`, with `at`'s
     location), or `value` itself when it has that shape."""
     assert isinstance(value.type, TensorType)
@@ -141,7 +141,7 @@ def collapse(op: linalg.GenericOp, runs: list[list[int]], per_operand: list) -> 
             new_shape.append(math.prod(shape[axis : axis + width]))
             axis += width
         maps.append(AffineMapAttr(AffineMap(len(runs), 0, tuple(results))))
-        values.append(_reshape(value, new_shape, InsertPoint.before(op), op))
+        values.append(view_as(value, new_shape, InsertPoint.before(op), op))
     n_in = len(op.inputs)
     body = op.body.clone()
     new = linalg.GenericOp(
@@ -156,7 +156,7 @@ def collapse(op: linalg.GenericOp, runs: list[list[int]], per_operand: list) -> 
     Rewriter.insert_op(new, InsertPoint.before(op))
     for old, result in zip(op.results, new.results):
         assert isinstance(old.type, TensorType)
-        back = _reshape(result, list(old.type.get_shape()), InsertPoint.before(op), op)
+        back = view_as(result, list(old.type.get_shape()), InsertPoint.before(op), op)
         old.replace_all_uses_with(back)
     Rewriter.erase_op(op)
 

@@ -20,6 +20,7 @@
     relay-to-linalg   relay ops -> linalg on tensors
     fuse-elementwise  chains of elementwise linalg.generic ops -> one op (one loop) each
     collapse-loops    adjacent loops every operand indexes together -> one loop (views)
+    tile-transposes   transposing copies -> loops over tiles of a cache line (views)
     bufferize         tensors -> memrefs, results -> out-parameters
     outline-kernels   each linalg op -> a private kernel function, called from @main
     plan-buffers      temporaries -> views at static offsets of one arena per function (run-time
@@ -87,6 +88,7 @@ from xrelay.lowering.qnn_legalize import QnnLegalize
 from xrelay.lowering.qnn_lookup_tables import QnnLookupTables
 from xrelay.lowering.relay_to_linalg import RelayToLinalg
 from xrelay.lowering.select_kernels import SelectKernels
+from xrelay.lowering.tile_transposes import TileTransposes
 from xrelay.lowering.to_llvm import ToLLVM
 from xrelay.lowering.winograd_convs import WinogradConvs
 
@@ -130,6 +132,7 @@ STAGES: list[tuple[str, type[ModulePass]]] = [
     ("relay-to-linalg", RelayToLinalg),
     ("fuse-elementwise", FuseElementwise),
     ("collapse-loops", CollapseLoops),
+    ("tile-transposes", TileTransposes),
     ("bufferize", Bufferize),
     ("outline-kernels", OutlineKernels),
     ("plan-buffers", PlanBuffers),
