@@ -76,6 +76,8 @@ def tile(op: linalg.GenericOp) -> bool:
     if perm is None:
         return False
     rank = len(perm)
+    if rank < 2:
+        return False  # a scalar's or a vector's copy (CI found the scalar's IndexError)
     a = perm[-1]  # the loop that reads the input's contiguous axis
     if a == rank - 1:
         return False  # the innermost loop reads it already: no transpose there

@@ -34,11 +34,12 @@ func.func @floats(%x: tensor<1x10x256xf32>) -> tensor<1x256x10xf32> {
 }
 
 // Left as they are: rows of 512 bytes (they fit L1's sets; tiles would be slower), a
-// copy that computes (not a plain copy), and one that reads its rows in order.
+// copy that computes (not a plain copy), one that reads its rows in order, and a scalar's
+// copy (it has no axis to tile: it once raised an IndexError).
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT:     tensor.reshape
 // CHECK:         func.return
-func.func @kept(%x: tensor<1x49x512xi8>, %f: tensor<1x10x256xf32>) -> (tensor<1x512x49xi8>, tensor<1x256x10xf32>, tensor<1x10x256xf32>) {
+func.func @kept(%x: tensor<1x49x512xi8>, %f: tensor<1x10x256xf32>, %s: tensor<i32>) -> (tensor<1x512x49xi8>, tensor<1x256x10xf32>, tensor<1x10x256xf32>, tensor<i32>) {
   %e = tensor.empty() : tensor<1x512x49xi8>
   %0 = linalg.generic {indexing_maps = [#in, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x49x512xi8>) outs(%e : tensor<1x512x49xi8>) {
   ^bb0(%a: i8, %o: i8):
@@ -55,5 +56,10 @@ func.func @kept(%x: tensor<1x49x512xi8>, %f: tensor<1x10x256xf32>) -> (tensor<1x
   ^bb0(%a: f32, %o: f32):
     linalg.yield %a : f32
   } -> tensor<1x10x256xf32>
-  func.return %0, %1, %2 : tensor<1x512x49xi8>, tensor<1x256x10xf32>, tensor<1x10x256xf32>
+  %e3 = tensor.empty() : tensor<i32>
+  %3 = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%s : tensor<i32>) outs(%e3 : tensor<i32>) {
+  ^bb0(%a: i32, %o: i32):
+    linalg.yield %a : i32
+  } -> tensor<i32>
+  func.return %0, %1, %2, %3 : tensor<1x512x49xi8>, tensor<1x256x10xf32>, tensor<1x10x256xf32>, tensor<i32>
 }
