@@ -81,6 +81,9 @@ PIXEL_DIRECT = True  # ... pixel-major ones too (`pixels`: 1x1s included; A/B sw
 # columns per pixel: 7 x 7 outputs 1.31 (3 x 3, 512 channels: 0.372 -> 0.333 ms pixel-
 # major), 14 x 14 1.14 (256 channels: 0.328 -> 0.347, slower: weight-major stays)
 PIXEL_DIRECT_WASTE = 1.25
+# a dense product of at most nr / this many output channels runs weight-major (the
+# weight as A, the result transposed back): its channels would fill under half a panel
+NARROW_N_MAX = 2
 
 
 def _constant_ints(value: SSAValue) -> np.ndarray | None:
@@ -257,7 +260,7 @@ def rewrite_product(
         return False
     out_shape = list(shape_of(op.results[0]))
     nr = 2 * vw
-    pixel_major = pixel_direct = weight_direct = False
+    pixel_major = pixel_direct = weight_direct = narrow = False
     if conv:
         n, c, h, w = shape_of(op.data)
         if not all(isinstance(d, int) for d in (c, h, w)):
@@ -299,7 +302,17 @@ def rewrite_product(
             )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])
-        spec = GemmSpec(m, rows, k, k, 1, 0, 0, rows, b_packed=True, npad=padded(rows, nr))
+        # few outputs per sample (a classifier's 10): the weight as A, in rows of MR, and
+        # the samples as B's columns, read [N, K]; the result transposed back after. As
+        # B, the weight's rows would fill a panel of nr columns: MLP int8's 128 x 2048 x 10
+        # made 32 columns of products for 10
+        narrow = not tiles and len(out_shape) == 2 and isinstance(m, int)
+        narrow = narrow and zx is not None and NARROW_N_MAX * rows <= nr and m >= 2 * nr
+        if narrow:
+            spec = GemmSpec(rows, m, k, 0, 0, 1, k, m, per_row=True, a_packed=True,
+                            mpad=padded(rows, MR))  # fmt: skip
+        else:
+            spec = GemmSpec(m, rows, k, k, 1, 0, 0, rows, b_packed=True, npad=padded(rows, nr))
     spec, exprs = size_arguments(spec)
     if exprs and sizes is None:
         return False  # dynamic sizes outside @main: the other lowerings
@@ -311,7 +324,7 @@ def rewrite_product(
     site = Rewrite(op, weights)
     names[0] += 1
     stem = f"{name or 'const'}.i8.{names[0]}"
-    a_weight = conv and not pixel_major  # the weight is A (else B)
+    a_weight = (conv and not pixel_major) or narrow  # the weight is A (else B)
     width = (amx.ROWS if tiles else MR) if a_weight else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * word_groups(k, group, 16 if tiles else 1) * group
@@ -375,7 +388,7 @@ def rewrite_product(
             x = site.emit(relay.PadOp(x, pad_width=widths, pad_value=float(int(zx))))
         args = [x, packed_arg] if pixel_major else [packed_arg, x]
     else:
-        args = [op.data, packed_arg]
+        args = [packed_arg, op.data] if narrow else [op.data, packed_arg]
     spec = replace(
         spec, shift=correction is not None, group=group, tiles=tiles, direct=direct, flip=flip
     )
@@ -398,6 +411,11 @@ def rewrite_product(
             TensorType(t.element_type, [1, out_shape[2] * out_shape[3], rows])  # type: ignore[union-attr]
             for t in result_types
         ]
+    if narrow:  # [channels, samples], transposed back below
+        result_types = [
+            TensorType(t.element_type, list(reversed(out_shape)))  # type: ignore[union-attr]
+            for t in result_types
+        ]
     decl = func.FuncOp.external(f"xr_igemm_{names[0]}", [v.type for v in args], result_types)
     decl.attributes[KERNEL_ATTR] = GemmAttr(spec)
     module.body.block.add_op(decl)
@@ -407,6 +425,8 @@ def rewrite_product(
     if pixel_major:
         result = site.emit(relay.TransposeOp(result, axes=(0, 2, 1)))
         result = site.emit(relay.ReshapeOp(result, newshape=tuple(out_shape)))
+    if narrow:
+        result = site.emit(relay.TransposeOp(result, axes=(1, 0)))
     if chain is not None:
         chain.ops[-1].results[0].replace_all_uses_with(result)
         for done in reversed(chain.ops):

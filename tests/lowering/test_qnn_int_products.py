@@ -427,3 +427,42 @@ def test_convolutions_on_few_pixels_run_pixel_major(
     for threads in ("1", "2"):
         monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
         np.testing.assert_array_equal(run(text, {"w": w}, {"x": x}, layout), want)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(
+    ("m", "k", "n", "xt", "zx"),
+    [(128, 2048, 10, "ui8", 138), (70, 301, 7, "i8", -5), (200, 64, 1, "ui8", 0)],
+)
+def test_narrow_dense_runs_weight_major(layout, monkeypatch, threads, m, k, n, xt, zx):
+    """A dense product of few output channels (MLP int8's classifier: 10) runs with the
+    weight as A, in rows of 6, and the samples as B's columns read [N, K], the result
+    transposed back: the same integers, K over a block and not a multiple of 4 too."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    signed = xt == "i8"
+    lo, hi = (-128, 128) if signed else (0, 256)
+    x = rng.integers(lo, hi, (m, k)).astype(np.int8 if signed else np.uint8)
+    x[0] = lo if zx > 0 else hi - 1
+    w = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    w[:, 0] = -128
+    text = dense_module(m, k, n, xt, "i8", zx, "dense<0> : tensor<i32>")
+    ir = stage_ir(text, {"w": w})
+    assert "per_row = true" in ir and "relay.transpose" in ir
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, (x.astype(np.int64) - zx) @ w.astype(np.int64))
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize(("xt", "zx", "out"), [("ui8", 128, "ui8"), ("i8", 0, "i8")])
+def test_narrow_dense_requantized(layout, monkeypatch, threads, xt, zx, out):
+    """... with the bias and the per-channel requantization in its epilogue, per row."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    text = requantized_text("dense", 300, 10, xt, zx, out, "", 0, size=100)
+    w = rng.integers(-128, 128, (10, 300)).astype(np.int8)
+    ir = stage_ir(text, {"w": w})
+    assert "requantize = true" in ir and "per_row = true" in ir and "relay.transpose" in ir
+    signed = xt == "i8"
+    x = rng.integers(-128 if signed else 0, 128 if signed else 256, (100, 300))
+    x = x.astype(np.int8 if signed else np.uint8)
+    got = run(text, {"w": w}, {"x": x}, layout)
+    np.testing.assert_array_equal(got, reference(text, {"w": w}, {"x": x}))

@@ -108,6 +108,15 @@ func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4
 // CHECK-NEXT:    %[[T:[a-z0-9]+]] = relay.transpose %[[Q]] {axes = array<i64: 0, 2, 1>}
 // CHECK-NEXT:    %[[R:[a-z0-9]+]] = relay.reshape %[[T]] {newshape = array<i64: 1, 4, 3, 3>}
 // CHECK:         func.return %[[R]] : tensor<1x4x3x3xui8>
+// A dense product of few output channels (4 here, under half a panel of B's columns)
+// runs weight-major: the weight packed as A's rows, the samples B's columns read [N, K]
+// (rsb 1, csb K), multipliers and correction per row; the [4, 64] result is transposed
+// back.
+// CHECK-LABEL: func.func @narrow
+// CHECK:         %[[N:[a-z0-9]+]] = func.call @xr_igemm_6(%{{[0-9]+}}, %x, %{{[0-9]+}})
+// CHECK-SAME:      -> tensor<4x64xi32>
+// CHECK-NEXT:    %[[NT:[a-z0-9]+]] = relay.transpose %[[N]] {axes = array<i64: 1, 0>}
+// CHECK-NEXT:    func.return %[[NT]] : tensor<64x4xi32>
 // The declarations (at the module's end): @conv's window, @requantized's epilogue.
 // CHECK:         func.func private @xr_igemm_2
 // CHECK-SAME:      window = {{\[}}[7, 7], [3, 3], [1, 1], [1, 1], [0, 0], [5, 5]]
@@ -116,6 +125,8 @@ func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4
 // CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
 // CHECK:         func.func private @xr_igemm_5
 // CHECK-SAME:      m = 9, n = 4, k = 1024, rsa = 1, csa = 9, ldc = 4, scale = true, shift = true, b_packed = true
+// CHECK:         func.func private @xr_igemm_6
+// CHECK-SAME:      m = 4, n = 64, k = 10, rsb = 1, csb = 10, ldc = 64, per_row = true, shift = true, a_packed = true
 func.func @pixel_major(%x: tensor<1x1024x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x1024x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xui8> {
   %zx = relay.constant dense<0> : tensor<i32>
   %zw = relay.constant dense<0> : tensor<i32>
@@ -130,4 +141,13 @@ func.func @pixel_major(%x: tensor<1x1024x3x3xui8> {xrelay.name = "x"}, %w: tenso
   %zo = relay.constant dense<9> : tensor<i32>
   %r = qnn.requantize %b, %si, %zi, %so, %zo {axis = 1 : i64, out_dtype = ui8} : (tensor<1x4x3x3xi32>, tensor<4xf32>, tensor<i32>, tensor<f32>, tensor<i32>) -> tensor<1x4x3x3xui8>
   func.return %r : tensor<1x4x3x3xui8>
+}
+
+func.func @narrow(%x: tensor<64x10xi8> {xrelay.name = "x"}, %w: tensor<4x10xi8> {xrelay.name = "w", xrelay.param}) -> tensor<64x4xi32> {
+  %zx = relay.constant dense<-3> : tensor<i32>
+  %zw = relay.constant dense<0> : tensor<i32>
+  %sx = relay.constant dense<0.5> : tensor<f32>
+  %sw = relay.constant dense<0.25> : tensor<f32>
+  %y = qnn.dense %x, %w, %zx, %zw, %sx, %sw : (tensor<64x10xi8>, tensor<4x10xi8>, tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>) -> tensor<64x4xi32>
+  func.return %y : tensor<64x4xi32>
 }
