@@ -16,11 +16,11 @@ A chain becomes a table when it ends in 8-bit values and has a batch_norm or a
 qnn.concatenate is first split into a qnn.requantize of each input whose parameters are
 not the result's and a relay.concatenate (what qnn-legalize would make of it), so those
 inputs go through tables and then straight into their slice of the result (SqueezeNet
-int8's fire modules: 14 us of float arithmetic per 193,600 bytes -> 7 us). QDQ models where batch normalization was not
-folded before quantization run every convolution's bytes through dequantize ->
-batch_norm -> quantize: about 20 vector instructions and a divide per 16 values in the
-fused loop (QDQ ResNet-50: the chains were about a quarter of its time), where the lookup
-is one pass over the bytes.
+int8's fire modules: 14 us of float arithmetic per 193,600 bytes -> 7 us). QDQ models
+where batch normalization was not folded before quantization run every convolution's
+bytes through dequantize -> batch_norm -> quantize: about 20 vector instructions and a
+divide per 16 values in the fused loop (QDQ ResNet-50: the chains were about a quarter of
+its time), where the lookup is one pass over the bytes.
 
 The table holds what the compiled chain computes, bit for bit: each op is evaluated in
 numpy with the operations and f32 roundings of its lowering (qnn-legalize's arithmetic;
