@@ -163,7 +163,7 @@ def collapse(op: linalg.GenericOp, runs: list[list[int]], per_operand: list) -> 
 
 @dataclass(frozen=True)
 class CollapseLoops(ModulePass):
-    """Merge adjacent loops of elementwise linalg.generic ops (see the module doc).
+    """Merge adjacent loops of the same kind of linalg.generic ops (see the module doc).
     Options: enabled (default true)."""
 
     name = "collapse-loops"

@@ -60,8 +60,6 @@ from xrelay.lowering.relay_to_linalg.elementwise import clip_bounds
 from xrelay.lowering.select_kernels import KERNEL_ATTR, single_user
 from xrelay.signature import param_name
 
-MIN_OPS = 1  # a lone requantization is a table too: a concatenation's inputs (SqueezeNet
-# int8's fire modules), a max pool's result
 # bytes per channel from which per-channel tables pay for loading their rows: QDQ ResNet-50
 # (same-process A/B, 81 runs) 7.82 ms with tables everywhere, 7.50 from 128 (not its 7 x 7
 # stage), 7.72 from 256, 7.85 from 512
@@ -208,17 +206,26 @@ def _step(op: Operation) -> Apply:
     return clip
 
 
-def _identity_requantize(op: Operation) -> bool:
+def _same_parameters(value: SSAValue, scale: SSAValue, zp: SSAValue, out_scale: SSAValue,
+                    out_zp: SSAValue, dtype) -> bool:  # fmt: skip
+    """Does requantizing `value` to (out_scale, out_zp, dtype) keep it as it is?"""
     return (
-        isinstance(op, qnn.RequantizeOp)
-        and _elem(op.operands[0]) == op.attrs.out_dtype
-        and equal_constants(op.input_scale, op.output_scale)
-        and equal_constants(op.input_zero_point, op.output_zero_point)
+        _elem(value) == dtype and equal_constants(scale, out_scale) and equal_constants(zp, out_zp)
     )
 
 
+def _identity_requantize(op: Operation) -> bool:
+    return isinstance(op, qnn.RequantizeOp) and _same_parameters(
+        op.data, op.input_scale, op.input_zero_point, op.output_scale, op.output_zero_point,
+        op.attrs.out_dtype,
+    )  # fmt: skip
+
+
 def _worth_a_table(ops: list[Operation]) -> bool:
-    return len(ops) >= MIN_OPS and any(
+    """A chain (one op is enough: a lone requantization, such as a concatenation's input
+    or a max pool's result) with a batch_norm or a (re)quantization that is not the
+    identity."""
+    return any(
         isinstance(op, (relay.BatchNormOp, qnn.QuantizeOp))
         or (isinstance(op, qnn.RequantizeOp) and not _identity_requantize(op))
         for op in ops
@@ -354,11 +361,7 @@ def split_concatenations(fn: func.FuncOp) -> None:
         parts: list[SSAValue] = []
         for i in range(n):
             value, scale, zp = values[i], values[n + i], values[2 * n + i]
-            if (
-                _elem(value) == dtype
-                and equal_constants(scale, out_scale)
-                and equal_constants(zp, out_zp)
-            ):
+            if _same_parameters(value, scale, zp, out_scale, out_zp, dtype):
                 parts.append(value)  # as qnn-legalize: the input itself
                 continue
             requantize = qnn.RequantizeOp(value, scale, zp, out_scale, out_zp, out_dtype=dtype)
