@@ -79,8 +79,10 @@ VNNI_DIRECT = True  # convolutions read straight from the input on VNNI (A/B swi
 PIXEL_DIRECT = True  # ... pixel-major ones too (`pixels`: 1x1s included; A/B switch)
 # a window runs pixel-major direct when the weight-major tiles would compute this many
 # columns per pixel: 7 x 7 outputs 1.31 (3 x 3, 512 channels: 0.372 -> 0.333 ms pixel-
-# major), 14 x 14 1.14 (256 channels: 0.328 -> 0.347, slower: weight-major stays)
-PIXEL_DIRECT_WASTE = 1.25
+# major), 14 x 14 1.14 (256 channels, 7-pixel tiles, same-process A/B both orders:
+# 0.316 -> 0.284 and 0.308 -> 0.294), not 28 x 28's 1.10 (128 channels: 0.327 -> 0.314
+# and 0.298 -> 0.302)
+PIXEL_DIRECT_WASTE = 1.12
 # a dense product of at most nr / this many output channels runs weight-major (the
 # weight as A, the result transposed back): its channels would fill under half a panel
 NARROW_N_MAX = 2

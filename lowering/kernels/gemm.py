@@ -796,13 +796,18 @@ def split_entry(
     min_macs: int,
     rows: Slicer,
     columns: Slicer,
-    mr: int,
+    mr: int | Callable[[Writer, dict[str, str]], str],
 ) -> None:
     """`name` (taking `params`, which include %M %N %K): `serial` on the calling thread for
     products under `min_macs` multiply-adds or one thread, else split over libgomp's pool
     along N in `nr`-column units, or along M in `mr`-row units when M has more tiles (never
-    for matrix-vector shapes). `rows(w, args, lo, count)` / `columns(...)` give the serial
+    for matrix-vector shapes; `mr` may be a function of the call's arguments giving the
+    unit as an i64 value). `rows(w, args, lo, count)` / `columns(...)` give the serial
     call's arguments for one thread's rows / columns [lo, lo + count)."""
+
+    def m_unit(values: dict[str, str]) -> str:
+        return str(mr) if isinstance(mr, int) else mr(w, values)
+
     n = len(params)
     names = ", ".join(f"{t} {p}" for t, p in params)
     worker = f"{name}_worker"
@@ -812,7 +817,7 @@ def split_entry(
             tid, nt = team(w)
             split = w.op(f"load i64, ptr {w.gep('%ctx', str(n), 'i64')}")
             by_m = w.op(f"icmp ne i64 {split}, 0")
-            unit = w.op(f"select i1 {by_m}, i64 {mr}, i64 {nr}")
+            unit = w.op(f"select i1 {by_m}, i64 {m_unit(vals)}, i64 {nr}")
             total = w.op(f"select i1 {by_m}, i64 {vals['%M']}, i64 {vals['%N']}")
             tiles = w.op(f"sdiv i64 {w.add(total, w.sub(unit, '1'))}, {unit}")
             per = w.mul(w.op(f"sdiv i64 {w.add(tiles, w.sub(nt, '1'))}, {nt}"), unit)
@@ -839,7 +844,8 @@ def split_entry(
         w.do(f"call void {serial}({names})")
         w.br(join)
         w.block(other)
-        mt = w.op(f"sdiv i64 {w.add('%M', str(mr - 1))}, {mr}")
+        unit = m_unit({p: p for _, p in params})
+        mt = w.op(f"sdiv i64 {w.add('%M', w.sub(unit, '1'))}, {unit}")
         ntiles = w.op(f"sdiv i64 {w.add('%N', str(nr - 1))}, {nr}")
         by_m = w.op(f"and i1 {w.op(f'icmp sgt i64 {mt}, {ntiles}')}, {w.op('icmp sgt i64 %M, 3')}")
         team_size = w.op(f"trunc i64 {threads_now} to i32")

@@ -535,8 +535,8 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
         amx_conv.band(w)
         vnni_conv.tile(w, MR, requantize)
         vnni_conv.direct_serial(w, PARAMS, MR)
-        vnni_conv.pixel_tile(w, MR, requantize)
-        vnni_conv.pixel_serial(w, PARAMS, MR)
+        vnni_conv.pixel_tile(w, vnni_conv.PIXELS, requantize)
+        vnni_conv.pixel_serial(w, PARAMS, vnni_conv.PIXELS)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
         if vnni:  # direct (geometry value 12) or through im2col blocks
@@ -547,9 +547,19 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
         # 8-bit products do about 4x the f32 kernel's work per instruction
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
-            4 * PARALLEL_MIN, _rows, _columns, MR,
+            4 * PARALLEL_MIN, _rows, _columns, _pixel_unit if vnni and unsigned == "a" else MR,
         )  # fmt: skip
     return w.text()
+
+
+def _pixel_unit(w: Writer, v: dict[str, str]) -> str:
+    """xr_igemm_a's rows per thread unit: a direct pixel-major convolution's tiles of
+    vnni_conv.PIXELS pixels (geometry value 12 set), else the micro-kernel's MR rows."""
+    geo = v["%geo"]
+    none = w.op(f"icmp eq ptr {geo}, null")
+    at = w.op(f"select i1 {none}, ptr @xr_izeros, ptr {w.gep(geo, '12', 'i64')}")
+    direct = w.op(f"icmp ne i64 {w.op(f'load i64, ptr {at}')}, 0")
+    return w.op(f"select i1 {direct}, i64 {vnni_conv.PIXELS}, i64 {MR}")
 
 
 def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:

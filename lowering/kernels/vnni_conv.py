@@ -16,8 +16,9 @@ requantized tile stores its bytes from its registers, one masked store per row a
 row it covers; an i32 one goes through a scratch tile and xr_iedge.
 
 Pixel-major (few pixels and a long K: windows whose weight-major tiles would drop many
-columns, and 1x1s): 6 pixels x 32 channels, each pixel's word broadcast from its own
-virtual column (nothing dropped), two vectors of the weight's 32 channels.
+columns, and 1x1s): 7 pixels x 32 channels, each pixel's word broadcast from its own
+virtual column (nothing dropped), two vectors of the weight's 32 channels; the threads
+split the pixels in whole tiles of 7 (igemm's `_pixel_unit`).
 
 im2col's blocks (kernels/iconv_pack.py) cost more than the products on small outputs:
 ResNet-50 int8's 3 x 3 convolutions of 7 x 7 pixels took 0.49 ms against 0.33 for the
@@ -36,6 +37,9 @@ from xrelay.lowering.kernels.amx_conv import band_buffer, edge_runs, for_runs
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
+PIXELS = 7  # a pixel-major tile's pixels: ResNet-50's 7 x 7, 14 x 14 and 28 x 28 outputs in
+# whole tiles (6 left 1, 2 or 4 pixels over; same-process A/B, 3 x 3 convolutions of 7 x 7
+# and 14 x 14 pixels 305 -> 278 and 292 -> 287 us; 14 pixels spilled: 286 -> 322)
 COLS = 32  # a tile's virtual columns (two vectors of 16 i32 lanes)
 REGISTER_EPILOGUE = True  # requantized tiles store their bytes from registers (A/B switch)
 V = "<16 x i32>"

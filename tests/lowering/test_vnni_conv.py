@@ -248,9 +248,23 @@ def test_pixel_major_convolutions_read_the_band(on_vnni, monkeypatch, case, thre
 
 
 def test_only_small_windows_run_pixel_major_direct():
-    """Of the few-pixel windows, 7 x 7 outputs (weight-major tiles would compute 1.31
-    columns a pixel) run pixel-major; 14 x 14 ones (1.14) weight-major, direct."""
+    """Of the few-pixel windows, 7 x 7 and 14 x 14 outputs (weight-major tiles would
+    compute 1.31 and 1.14 columns a pixel) run pixel-major; 4 x 62 ones (1.03)
+    weight-major, direct."""
     weight = rng.integers(-128, 128, (8, 256, 3, 3)).astype(np.int8)
-    for size, pixels in ((7, True), (14, False)):
-        ir = _stage(conv_text(1, 256, 8, 3, 3, size, size, (1,) * 4, "ui8", 0), {"w": weight})
+    for (h, w), pixels in (((7, 7), True), ((14, 14), True), ((4, 62), False)):
+        ir = _stage(conv_text(1, 256, 8, 3, 3, h, w, (1,) * 4, "ui8", 0), {"w": weight})
         assert "direct = true" in ir and ("relay.transpose" in ir) == pixels
+
+
+def test_pixel_major_tiles_are_seven_pixels():
+    """A pixel-major tile is vnni_conv.PIXELS = 7 pixels x 32 channels (ResNet-50's 7 x 7,
+    14 x 14 and 28 x 28 outputs in whole tiles): 14 products a step; the threads split
+    a direct pixel-major convolution's pixels in units of 7 (dense products' rows in 6)."""
+    ir = igemm.runtime_ir(True, 16, 4)
+    tile = ir[ir.index("define internal void @xr_vdirect_ptile(") :]
+    tile = tile[: tile.index("\n}")]
+    assert tile.count("@llvm.x86.avx512.vpdpbusd.512(") == 14
+    worker = ir[ir.index("define internal void @xr_igemm_a_worker(") :]
+    worker = worker[: worker.index("\n}")]
+    assert "i64 7, i64 6" in worker
