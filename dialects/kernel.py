@@ -144,7 +144,9 @@ class GemmSpec:
     `pixel_major` (f32 convolution, A its weight packed in `mpad` / NR panels of NR rows):
     the product runs as pixels x channels into a scratch, transposed back into C
     (lowering/kernels/gemm_pixel.py; prepack-weights chooses it for few pixels or a window
-    wider than 3 x 3, and for Winograd's products of few tiles, term by term).
+    wider than 3 x 3, and for Winograd's products of few tiles, term by term). In an 8-bit
+    `direct` product of pixels x channels (qnn-int-products, VNNI): C and the bytes are
+    stored channel-major, [N][M] (lowering/kernels/vnni_conv.py), not as [M, ldc].
     `winograd`: the products of Winograd's terms (winograd_convs.product_spec: B the input
     transform's tiles through a 1x1 window, A the transformed weights, a batch of terms)."""
 

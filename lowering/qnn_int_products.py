@@ -73,9 +73,14 @@ MAX_K = 1 << 16  # 255 * 128 * K stays below 2^31
 PIXEL_MAJOR_MAX = 256
 # ... and a K of at least this: the result's transpose back (a byte transpose, about
 # 0.5 ns a byte) costs more than the layout saves on short products (ResNet-50's 1x1
-# 256 -> 1024 on 14 x 14: 0.11 ms of transpose against 0.04 saved in the GEMM)
+# 256 -> 1024 on 14 x 14: 0.11 ms of transpose against 0.04 saved in the GEMM). VNNI's
+# direct windows store channel-major (no transpose) and take any K (`SHORT_K`:
+# SqueezeNet int8's 3 x 3 expands on 13 x 13, K 432 and 576, 81 -> 66 and 48 -> 38 us,
+# same-process A/B); its 1x1s of short K stay weight-major (7.5 -> 12.4 us pixel-major)
 PIXEL_MAJOR_MIN_K = 1024
 VNNI_DIRECT = True  # convolutions read straight from the input on VNNI (A/B switch)
+SHORT_K = True  # (A/B switch)
+CHANNEL_MAJOR = True  # ... storing their result channel-major, not transposed (A/B switch)
 PIXEL_DIRECT = True  # ... pixel-major ones too (`pixels`: 1x1s included; A/B switch)
 # a window runs pixel-major direct when the weight-major tiles would compute this many
 # columns per pixel: 7 x 7 outputs 1.31 (3 x 3, 512 channels: 0.372 -> 0.333 ms pixel-
@@ -278,16 +283,19 @@ def rewrite_product(
         window: tuple[tuple[int, ...], ...] = ()
         if not pointwise:  # B made from the padded input by the GEMM (implicit im2col)
             window = ((ph, pw), (kh, kw), tuple(a.strides), tuple(a.dilation), (0, 0), (oh, ow))
-        pixel_major = n == 1 and ohw <= PIXEL_MAJOR_MAX and k >= PIXEL_MAJOR_MIN_K
-        pixel_major = pixel_major and zx is not None and not tiles
+        few = n == 1 and ohw <= PIXEL_MAJOR_MAX and zx is not None and not tiles
         # VNNI reads windows' input words directly (weight-major); pixel-major windows and
         # 1x1s too, windows only where the weight-major kernel's virtual columns waste much
         weight_direct = vnni_direct(group, tiles, zx, window, c)
         point = ((h, w), (1, 1), (1, 1), (1, 1), (0, 0), (oh, ow))
-        pixel_direct = pixel_major and vnni_direct(group, tiles, zx, window or point, c, True)
+        pixel_direct = few and vnni_direct(group, tiles, zx, window or point, c, True)
         pixel_direct = pixel_direct and (pointwise or dropped_columns(window) > PIXEL_DIRECT_WASTE)
+        # (which stores its result channel-major: no transpose back, any K)
+        pixel_direct = pixel_direct and (
+            k >= PIXEL_MAJOR_MIN_K or (CHANNEL_MAJOR and SHORT_K and not pointwise)
+        )
         window = window or (point if pixel_direct else ())
-        pixel_major = pixel_major and (pixel_direct or not weight_direct)
+        pixel_major = pixel_direct or (few and k >= PIXEL_MAJOR_MIN_K and not weight_direct)
         if pixel_major:
             # few pixels: pixels x channels, the data A (read in place when pointwise, a
             # pixel's channels HW apart; else the im2col's transpose, made by the GEMM),
@@ -391,9 +399,12 @@ def rewrite_product(
         args = [x, packed_arg] if pixel_major else [packed_arg, x]
     else:
         args = [packed_arg, op.data] if narrow else [op.data, packed_arg]
+    # a direct pixel-major convolution stores its result channel-major: no transpose back
+    channel_major = pixel_major and direct and CHANNEL_MAJOR
     spec = replace(
-        spec, shift=correction is not None, group=group, tiles=tiles, direct=direct, flip=flip
-    )
+        spec, shift=correction is not None, group=group, tiles=tiles, direct=direct, flip=flip,
+        pixel_major=channel_major,
+    )  # fmt: skip
     if chain is not None:
         multipliers = chain.multipliers
         args.append(weights.add(f"{stem}.multipliers", (rows,), lambda: multipliers))
@@ -408,7 +419,7 @@ def rewrite_product(
         out = chain.ops[-1].results[0].type
         assert isinstance(out, TensorType)
         result_types.append(out)
-    if pixel_major:  # [1, pixels, channels], transposed back below
+    if pixel_major and not channel_major:  # [1, pixels, channels], transposed back below
         result_types = [
             TensorType(t.element_type, [1, out_shape[2] * out_shape[3], rows])  # type: ignore[union-attr]
             for t in result_types
@@ -424,7 +435,7 @@ def rewrite_product(
     call = func.CallOp(decl.sym_name.data, args, result_types)
     site.emit(call)
     result = call.results[1] if chain is not None else call.results[0]
-    if pixel_major:
+    if pixel_major and not channel_major:
         result = site.emit(relay.TransposeOp(result, axes=(0, 2, 1)))
         result = site.emit(relay.ReshapeOp(result, newshape=tuple(out_shape)))
     if narrow:

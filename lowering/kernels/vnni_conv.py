@@ -18,7 +18,10 @@ row it covers; an i32 one goes through a scratch tile and xr_iedge.
 Pixel-major (few pixels and a long K: windows whose weight-major tiles would drop many
 columns, and 1x1s): 7 pixels x 32 channels, each pixel's word broadcast from its own
 virtual column (nothing dropped), two vectors of the weight's 32 channels; the threads
-split the pixels in whole tiles of 7 (igemm's `_pixel_unit`).
+split the pixels in whole tiles of 7 (igemm's `_pixel_unit`). Its result is stored
+channel-major, as the convolution's NCHW output (geometry value 14, GemmSpec.pixel_major):
+the tile's bytes transposed in registers, each channel's pixels one masked store (the
+transpose back it replaced cost ResNet-50 int8 about 16 us per 14 x 14 convolution).
 
 im2col's blocks (kernels/iconv_pack.py) cost more than the products on small outputs:
 ResNet-50 int8's 3 x 3 convolutions of 7 x 7 pixels took 0.49 ms against 0.33 for the
@@ -200,11 +203,63 @@ def _band(w: Writer, g: dict[str, str], x: str, j0: str, j1: str) -> tuple[dict,
     return b, w.op(f"sdiv i64 {b['Cp']}, 4"), _tap_offsets(w, g, b["Wq"], b["PQ"])
 
 
+# %ldc: the row stride (pixels) of C and Q, or with %cm the channel stride: channel-major
 PIXEL_PARAMS = [("ptr", "%bp"), ("ptr", "%buf"), ("ptr", "%pos"), ("i64", "%plane"),
                 ("ptr", "%offs"), ("i64", "%taps"), ("i64", "%G"),
-                ("ptr", "%c"), ("ptr", "%q"), ("i64", "%ldc"),
+                ("ptr", "%c"), ("ptr", "%q"), ("i64", "%ldc"), ("i1", "%cm"),
                 ("ptr", "%tcol"), ("ptr", "%qcol"), ("i64", "%mrows"), ("i64", "%ncols"),
                 ("float", "%qzp"), ("float", "%qlo"), ("float", "%qhi")]  # fmt: skip
+B64 = "<64 x i8>"
+
+
+def _channel_major_bytes(w: Writer, rows: list[str]) -> None:
+    """Store the tile's bytes (`rows`: each pixel's <32 x i8>, at most 8 pixels) channel by
+    channel: channel c's pixels [0, mrows) at %q + c %ldc, for c < ncols. Pixels two to a
+    <64 x i8>, transposed eight channels at a time by two-source byte shuffles (VBMI's
+    vpermt2b) and a blend; each channel one masked 8-byte store."""
+    zero = "zeroinitializer"
+    rows = rows + [zero] * (8 - len(rows))
+    pairs = [concat(w, [rows[2 * k], rows[2 * k + 1]], 32, "i8") for k in range(4)]
+    mask = lane_range(w, "0", "%mrows", 8)
+    for g in range(4):  # channels 8g .. 8g + 7, byte c * 8 + p of `both`
+        # pixel p's channel 8g + c in its pair of pairs
+        def source(p: int, c: int, g: int = g) -> int:
+            return (p % 4 // 2) * 64 + (p % 2) * 32 + 8 * g + c
+
+        low, high = (
+            ", ".join(
+                f"i32 {source(p, c)}" if (p < 4) == lower else "i32 poison"
+                for c in range(8)
+                for p in range(8)
+            )
+            for lower in (True, False)
+        )
+        a = w.op(f"shufflevector {B64} {pairs[0]}, {B64} {pairs[1]}, <64 x i32> <{low}>")
+        b = w.op(f"shufflevector {B64} {pairs[2]}, {B64} {pairs[3]}, <64 x i32> <{high}>")
+        pick = ", ".join(f"i32 {o if o % 8 < 4 else 64 + o}" for o in range(64))
+        both = w.op(f"shufflevector {B64} {a}, {B64} {b}, <64 x i32> <{pick}>")
+        for c in range(8):
+            with w.if_(w.op(f"icmp slt i64 {8 * g + c}, %ncols")):
+                lanes = ", ".join(f"i32 {8 * c + p}" for p in range(8))
+                piece = w.op(f"shufflevector {B64} {both}, {B64} poison, <8 x i32> <{lanes}>")
+                at = w.gep("%q", w.mul(str(8 * g + c), "%ldc"), "i8")
+                w.do(
+                    f"call void @llvm.masked.store.v8i8.p0(<8 x i8> {piece}, ptr {at}, i32 1, <8 x i1> {mask})"
+                )
+
+
+def _channel_major_words(w: Writer, accs: list[list[str]]) -> None:
+    """Store the tile's i32 values (`accs`: each pixel's two vectors of 16 channels)
+    channel by channel: channel c's pixels [0, mrows) at %c + c %ldc, for c < ncols."""
+    for r, halves in enumerate(accs):
+        with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
+            for h, vec in enumerate(halves):
+                for lane in range(16):
+                    c = 16 * h + lane
+                    with w.if_(w.op(f"icmp slt i64 {c}, %ncols")):
+                        x = w.op(f"extractelement {V} {vec}, i64 {lane}")
+                        at = w.gep("%c", w.add(w.mul(str(c), "%ldc"), str(r)), "i32")
+                        w.do(f"store i32 {x}, ptr {at}, align 4")
 
 
 def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
@@ -238,7 +293,25 @@ def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int],
                 f"call {fv} @llvm.masked.load.v16f32.p0(ptr {q_at}, i32 4, <16 x i1> {masks[h]}, {fv} zeroinitializer)"
             )
             qcol.append(w.op(f"fmul {fv} {splat(w, '1.0', 16, 'float')}, {qc}"))  # (x qrow: ones)
-        plain, quant, done = w.if_else(w.op("icmp eq ptr %q, null"), "plain")
+        cm_block, rm_block, done = w.if_else("%cm", "cm")
+        w.block(cm_block)  # channel-major
+        sums = [[w.op(f"add {V} {w.get(accs[r][h])}, {tcol[h]}") for h in range(2)]
+                for r in range(mr)]  # fmt: skip
+        words, byte_block, cm_done = w.if_else(w.op("icmp eq ptr %q, null"), "words")
+        w.block(words)
+        _channel_major_words(w, sums)
+        w.br(cm_done)
+        w.block(byte_block)
+        rows = [
+            concat(w, [requantize(w, sums[r][h], qcol[h], 16) for h in range(2)], 16, "i8")
+            for r in range(mr)
+        ]
+        _channel_major_bytes(w, rows)
+        w.br(cm_done)
+        w.block(cm_done)
+        w.br(done)
+        w.block(rm_block)
+        plain, quant, rm_done = w.if_else(w.op("icmp eq ptr %q, null"), "plain")
         for block, to_bytes in ((plain, False), (quant, True)):
             w.block(block)
             for r in range(mr):
@@ -257,7 +330,9 @@ def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int],
                             w.do(
                                 f"call void @llvm.masked.store.v16i32.p0({V} {x}, ptr {w.gep('%c', at, 'i32')}, i32 4, <16 x i1> {masks[h]})"
                             )
-            w.br(done)
+            w.br(rm_done)
+        w.block(rm_done)
+        w.br(done)
         w.block(done)
 
 
@@ -276,6 +351,13 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
         requant = ", ".join(
             f"float {w.op(f'sitofp i64 {p} to float')}" for p in ("%qzp", "%qlo", "%qhi")
         )
+        # geometry value 14: C and Q channel-major ([channels][OH x OW], GemmSpec.pixel_major),
+        # C and Q then point at the call's first pixel and channel as a row-major [M, ldc]
+        # would (the threads' slices): their element (0, 0) is at C - (arow0 ldc + bcol0)
+        cm_flag = w.op(f"load i64, ptr {w.gep('%geo', '14', 'i64')}")
+        cm = w.op(f"icmp ne i64 {cm_flag}, 0")
+        P = w.mul(g["OH"], OW)
+        first = w.add(w.mul("%arow0", "%ldc"), "%bcol0")
         with w.loop("jr", "0", "%N", str(COLS)) as jr:
             panel = w.op(f"sdiv i64 {w.add('%bcol0', jr)}, {COLS}")
             bp = w.gep("%b", w.mul(panel, panel_words), "i32")
@@ -292,12 +374,15 @@ def pixel_serial(w: Writer, params: list[tuple[str, str]], mr: int) -> None:
                     oy, ox = w.op(f"sdiv i64 {p}, {OW}"), w.op(f"srem i64 {p}, {OW}")
                     at = w.sub(w.add(w.mul(oy, Wq), ox), b["base"])
                     w.do(f"store i64 {at}, ptr {w.gep(pos, str(r), 'i64')}")
-                at = w.add(w.mul(ir, "%ldc"), jr)
+                rm_at = w.add(w.mul(ir, "%ldc"), jr)
+                cm_at = w.sub(w.add(w.mul(w.add("%bcol0", jr), P), w.add("%arow0", ir)), first)
+                at = w.op(f"select i1 {cm}, i64 {cm_at}, i64 {rm_at}")
+                ld = w.op(f"select i1 {cm}, i64 {P}, i64 %ldc")
                 q = w.op(f"select i1 {nulls['q']}, ptr null, ptr {w.gep('%q', at, 'i8')}")
                 w.do(
                     f"call void @xr_vdirect_ptile(ptr {bp}, ptr {b['buf']}, ptr {pos}, "
                     f"i64 {b['plane']}, ptr {offs}, i64 {w.mul(KH, KW)}, i64 {G}, "
-                    f"ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 %ldc, "
+                    f"ptr {w.gep('%c', at, 'i32')}, ptr {q}, i64 {ld}, i1 {cm}, "
                     f"ptr {tcol}, ptr {qcol}, i64 {m_here}, i64 {ncols}, {requant})"
                 )
         w.do(f"call void @free(ptr {b['buf']})")

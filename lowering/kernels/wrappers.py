@@ -155,8 +155,10 @@ def wrapper(
         types = [MemRefType(f32, [1])] * n
     if spec.window:  # a convolution's geometry, read by the implicit im2col packing
         # the 13th: whether it reads the input directly (kernels/amx_conv.py for 8 bits,
-        # gemm_direct.py for f32); an 8-bit GEMM's 14th: the byte it then pads with
-        values = geometry(spec.window) + [int(spec.direct)] + ([spec.fill] if spec.group else [])
+        # gemm_direct.py for f32); an 8-bit GEMM's 14th: the byte it then pads with, its
+        # 15th: whether C and Q are channel-major (pixel-major, kernels/vnni_conv.py)
+        values = geometry(spec.window) + [int(spec.direct)]
+        values += [spec.fill, int(spec.pixel_major)] if spec.group else []
         text = ", ".join(f"i64 {v}" for v in values)
         w.lines.append(f"@{name}.geo = internal constant [{len(values)} x i64] [{text}]")
     params = parameters(spec, types)

@@ -392,7 +392,7 @@ func.func @main(%x: {t(5, "ui8")} {{xrelay.name = "x"}}, %w: tensor<8x5x3x3xi8> 
 @pytest.mark.parametrize(
     ("kind", "c", "size", "pixel_major"),
     [("window", 120, 7, True), ("window", 120, 16, True), ("window", 120, 17, False),
-     ("pointwise", 1024, 7, True), ("pointwise", 40, 7, False)],
+     ("window", 48, 13, "vnni"), ("pointwise", 1024, 7, True), ("pointwise", 40, 7, False)],
 )  # fmt: skip
 def test_convolutions_on_few_pixels_run_pixel_major(
     layout, monkeypatch, kind, c, size, pixel_major
@@ -403,7 +403,9 @@ def test_convolutions_on_few_pixels_run_pixel_major(
     per-channel requantization in the epilogue's columns, the bytes or the i32 result
     transposed back; exact either way, on one thread and two (200 channels: 7 x 7 pixels
     split across threads by columns, 16 x 16 by rows). With VNNI (group 4) the windows,
-    and the pixel-major 1x1s, read their input's words directly (kernels/vnni_conv.py)."""
+    and the pixel-major 1x1s, read their input's words directly (kernels/vnni_conv.py) and
+    store their result channel-major (no transpose back), windows of any K ("vnni": 48
+    channels, K = 432)."""
     o = 200
     if kind == "window":  # 3x3, padding 1, bias, requantize, clip: K = 1080
         clip = "a_min = 5.0 : f64, a_max = 250.0 : f64"
@@ -417,10 +419,11 @@ def test_convolutions_on_few_pixels_run_pixel_major(
     # VNNI reads windows, and pixel-major 1x1s, from the input's words: vnni_conv.py
     # (a 16 x 16 window pixel-major there too: weight-major tiles would compute 1.125
     # columns a pixel)
-    direct = group == 4 and (kind == "window" or pixel_major)
-    pixels = pixel_major
-    assert "xr_igemm" in ir and ("relay.transpose" in ir) == pixels
+    pixels = pixel_major is True or (pixel_major == "vnni" and group == 4)
+    direct = group == 4 and (kind == "window" or pixels)
+    assert "xr_igemm" in ir and ("relay.transpose" in ir) == (pixels and not direct)
     assert ("direct = true" in ir) == direct
+    assert ("pixel_major = true" in ir) == (pixels and direct)
     signed = kind == "pointwise"
     x = rng.integers(-128 if signed else 0, 128 if signed else 256, (1, c, size, size))
     x = x.astype(np.int8 if signed else np.uint8)

@@ -214,8 +214,10 @@ def test_requantized_tiles_store_their_own_bytes(
     np.testing.assert_array_equal(got, want)
 
 
-PIXEL_CASES = [  # c, o, kh, h, padding, data type, zero point, stride: K >= 1024, <= 256 px
+PIXEL_CASES = [  # c, o, kh, h, padding, data type, zero point, stride: <= 256 px
     (512, 70, 3, 7, 1, "ui8", 4, 1),
+    (48, 70, 3, 13, 1, "ui8", 4, 1),  # K = 432: 169 pixels, the last tile of one
+    (64, 40, 3, 13, 1, "i8", -9, 2),
     (256, 40, 3, 14, 1, "i8", -9, 2),
     (1024, 45, 1, 7, 0, "ui8", 3, 1),  # a 1x1: its input's words, not packed in place
     (1024, 33, 1, 14, 0, "i8", 0, 2),
@@ -229,8 +231,9 @@ PIXEL_CASES = [  # c, o, kh, h, padding, data type, zero point, stride: K >= 102
 def test_pixel_major_convolutions_read_the_band(on_vnni, monkeypatch, case, threads):
     """Few output pixels and a long K run pixels x channels (transposed back) with each
     pixel's words broadcast from the band (windows where weight-major tiles would drop
-    many columns: 7 x 7 outputs): exact for windows and 1x1s, both strides,
-    channel counts that leave a partial 32-column panel, s8 data, 1-3 threads."""
+    many columns: 7 x 7 outputs), its result stored channel-major (not transposed back):
+    exact for windows and 1x1s, both strides, channel counts that leave a partial
+    32-column panel, s8 data, 1-3 threads (pixels or channels split)."""
     monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
     c, o, k, h, p, xt, zx, stride = case
     text = conv_text(1, c, o, k, k, h, h, (p,) * 4, xt, zx, stride)
@@ -240,7 +243,8 @@ def test_pixel_major_convolutions_read_the_band(on_vnni, monkeypatch, case, thre
     weight[::3] = -128
     params = {"w": weight}
     ir = _stage(text, params)
-    assert "direct = true" in ir and "relay.transpose" in ir
+    assert "direct = true" in ir and "pixel_major = true" in ir
+    assert "relay.transpose" not in ir
     lib = xrelay.build(xrelay.parse_module(text), dict(params), cache=False)
     (got,) = lib.run(x=x)
     (want,) = xrelay.create_executor("debug", xrelay.parse_module(text), params).run(x=x)
@@ -254,7 +258,7 @@ def test_only_small_windows_run_pixel_major_direct():
     weight = rng.integers(-128, 128, (8, 256, 3, 3)).astype(np.int8)
     for (h, w), pixels in (((7, 7), True), ((14, 14), True), ((4, 62), False)):
         ir = _stage(conv_text(1, 256, 8, 3, 3, h, w, (1,) * 4, "ui8", 0), {"w": weight})
-        assert "direct = true" in ir and ("relay.transpose" in ir) == pixels
+        assert "direct = true" in ir and ("pixel_major = true" in ir) == pixels
 
 
 def test_pixel_major_tiles_are_seven_pixels():

@@ -101,13 +101,17 @@ func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4
 // stride 1, a pixel's channels 9 apart), the weight packed as B's panels, the multipliers
 // and the correction per column; the bytes [1, 9, 4] are transposed back to channels x
 // pixels. A 3x3 convolution would keep its window in the spec: the GEMM makes A as the
-// im2col's transpose.
+// im2col's transpose. With VNNI (G4) the product reads the input's words directly
+// (vnni_conv.py) and stores its bytes channel-major (`pixel_major`): no transpose back.
 // CHECK-LABEL: func.func @pixel_major
 // CHECK:         %{{.+}}, %[[Q:[a-z0-9]+]] = func.call @xr_igemm_5(%x, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
-// CHECK-SAME:      -> (tensor<1x9x4xi32>, tensor<1x9x4xui8>)
-// CHECK-NEXT:    %[[T:[a-z0-9]+]] = relay.transpose %[[Q]] {axes = array<i64: 0, 2, 1>}
-// CHECK-NEXT:    %[[R:[a-z0-9]+]] = relay.reshape %[[T]] {newshape = array<i64: 1, 4, 3, 3>}
-// CHECK:         func.return %[[R]] : tensor<1x4x3x3xui8>
+// G2-SAME:         -> (tensor<1x9x4xi32>, tensor<1x9x4xui8>)
+// G2-NEXT:       %[[T:[a-z0-9]+]] = relay.transpose %[[Q]] {axes = array<i64: 0, 2, 1>}
+// G2-NEXT:       %[[R:[a-z0-9]+]] = relay.reshape %[[T]] {newshape = array<i64: 1, 4, 3, 3>}
+// G2:            func.return %[[R]] : tensor<1x4x3x3xui8>
+// G4-SAME:         -> (tensor<1x4x3x3xi32>, tensor<1x4x3x3xui8>)
+// G4-NOT:        relay.transpose
+// G4:            func.return %[[Q]] : tensor<1x4x3x3xui8>
 // A dense product of few output channels (4 here, under half a panel of B's columns)
 // runs weight-major: the weight packed as A's rows, the samples B's columns read [N, K]
 // (rsb 1, csb K), multipliers and correction per row; the [4, 64] result is transposed
@@ -125,6 +129,8 @@ func.func @requantized(%x: tensor<1x6x3x3xui8> {xrelay.name = "x"}, %w: tensor<4
 // CHECK-SAME:      requantize = true, out_zero_point = 9, out_min = 5, out_max = 250
 // CHECK:         func.func private @xr_igemm_5
 // CHECK-SAME:      m = 9, n = 4, k = 1024, rsa = 1, csa = 9, ldc = 4, scale = true, shift = true, b_packed = true
+// G4-SAME:         direct = true
+// G4-SAME:         pixel_major = true
 // CHECK:         func.func private @xr_igemm_6
 // CHECK-SAME:      m = 4, n = 64, k = 10, rsb = 1, csb = 10, ldc = 64, per_row = true, shift = true, a_packed = true
 func.func @pixel_major(%x: tensor<1x1024x3x3xui8> {xrelay.name = "x"}, %w: tensor<4x1024x1x1xi8> {xrelay.name = "w", xrelay.param}) -> tensor<1x4x3x3xui8> {
