@@ -50,7 +50,7 @@ from xrelay.dialects.qnn.base import dtype_range
 from xrelay.lowering.context import release
 from xrelay.lowering.dynamic_sizes import SymbolSizes, is_dynamic_function
 from xrelay.lowering.jit import int_group
-from xrelay.lowering.kernels import amx
+from xrelay.lowering.kernels import amx, vnni_conv
 from xrelay.lowering.kernels.igemm import MR
 from xrelay.lowering.kernels.prepack import (
     direct_size,
@@ -224,6 +224,12 @@ def vnni_direct(group: int, tiles: bool, zx, window: tuple, c: int, pixels: bool
     return (kh * kw > 1 or pixels) and strides in ((1, 1), (2, 2)) and dilation == (1, 1)
 
 
+def rows_of(direct: bool) -> int:
+    """The rows of a weight-major panel: the direct kernel's (kernels/vnni_conv.py), else
+    the micro-kernel's."""
+    return vnni_conv.ROWS if direct else MR
+
+
 def _weight_matrix(array: np.ndarray, transposed: bool, shift: int) -> np.ndarray:
     """The weight as s8 values [rows, K] (rows: output channels)."""
     w = np.asarray(array)
@@ -308,7 +314,7 @@ def rewrite_product(
             batch = () if n == 1 else ((n, 0, c * ph * pw, rows * ohw, 0),)
             spec = GemmSpec(
                 rows, ohw, k, 0, 0, ohw, 1, ohw, batch=batch, per_row=True, a_packed=True,
-                mpad=padded(rows, amx.ROWS if tiles else MR), window=window,
+                mpad=padded(rows, amx.ROWS if tiles else rows_of(weight_direct)), window=window,
             )  # fmt: skip
     else:
         m = dim_prod(out_shape[:-1])
@@ -335,7 +341,7 @@ def rewrite_product(
     names[0] += 1
     stem = f"{name or 'const'}.i8.{names[0]}"
     a_weight = (conv and not pixel_major) or narrow  # the weight is A (else B)
-    width = (amx.ROWS if tiles else MR) if a_weight else nr
+    width = (amx.ROWS if tiles else rows_of(conv and weight_direct)) if a_weight else nr
     elem = i8 if group == 4 else i16
     size = padded(rows, width) * word_groups(k, group, 16 if tiles else 1) * group
     # AMX: a convolution of stride 1 or 2 with a window reads its input's words directly

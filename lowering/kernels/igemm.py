@@ -44,6 +44,8 @@ lowering/kernels/prepack.py writes them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xrelay.lowering.kernels import amx, amx_conv, vnni_conv
 from xrelay.lowering.kernels.gemm import (
     MC,
@@ -533,8 +535,8 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
     im2col(w)
     if vnni:
         amx_conv.band(w)
-        vnni_conv.tile(w, MR, requantize)
-        vnni_conv.direct_serial(w, PARAMS, MR)
+        vnni_conv.tile(w, vnni_conv.ROWS, requantize)
+        vnni_conv.direct_serial(w, PARAMS, vnni_conv.ROWS)
         vnni_conv.pixel_tile(w, vnni_conv.PIXELS, requantize)
         vnni_conv.pixel_serial(w, PARAMS, vnni_conv.PIXELS)
     for unsigned in "ab":
@@ -547,19 +549,25 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
         # 8-bit products do about 4x the f32 kernel's work per instruction
         split_entry(
             w, f"@xr_igemm_{unsigned}", PARAMS, f"@xr_igemm_serial_{unsigned}", threads, nr,
-            4 * PARALLEL_MIN, _rows, _columns, _pixel_unit if vnni and unsigned == "a" else MR,
+            4 * PARALLEL_MIN, _rows, _columns, _direct_rows(unsigned) if vnni else MR,
         )  # fmt: skip
     return w.text()
 
 
-def _pixel_unit(w: Writer, v: dict[str, str]) -> str:
-    """xr_igemm_a's rows per thread unit: a direct pixel-major convolution's tiles of
-    vnni_conv.PIXELS pixels (geometry value 12 set), else the micro-kernel's MR rows."""
-    geo = v["%geo"]
-    none = w.op(f"icmp eq ptr {geo}, null")
-    at = w.op(f"select i1 {none}, ptr @xr_izeros, ptr {w.gep(geo, '12', 'i64')}")
-    direct = w.op(f"icmp ne i64 {w.op(f'load i64, ptr {at}')}, 0")
-    return w.op(f"select i1 {direct}, i64 {vnni_conv.PIXELS}, i64 {MR}")
+def _direct_rows(unsigned: str) -> Callable[[Writer, dict[str, str]], str]:
+    """The rows of a thread's unit in xr_igemm_<unsigned>: a direct convolution's tiles
+    (geometry value 12 set; `a`: pixel-major, vnni_conv.PIXELS pixels; `b`: weight-major,
+    vnni_conv.ROWS channels), else the micro-kernel's MR rows."""
+    direct_rows = vnni_conv.PIXELS if unsigned == "a" else vnni_conv.ROWS
+
+    def unit(w: Writer, v: dict[str, str]) -> str:
+        geo = v["%geo"]
+        none = w.op(f"icmp eq ptr {geo}, null")
+        at = w.op(f"select i1 {none}, ptr @xr_izeros, ptr {w.gep(geo, '12', 'i64')}")
+        direct = w.op(f"icmp ne i64 {w.op(f'load i64, ptr {at}')}, 0")
+        return w.op(f"select i1 {direct}, i64 {direct_rows}, i64 {MR}")
+
+    return unit
 
 
 def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:

@@ -8,10 +8,10 @@ Both read the band (amx_conv's xr_tband: the input's channels in 4-byte words of
 accumulate the whole K, tap by tap and word by word, in igemm's 12 accumulators.
 
 Weight-major (KH x KW > 1), the AMX direct convolution's scheme (kernels/amx_conv.py) on
-a 6 x 32 register tile: the output is computed on the padded input's grid (virtual column
+an 8 x 32 register tile: the output is computed on the padded input's grid (virtual column
 p = oy * Wq + ox, the columns with ox >= OW computed and dropped), so tap (i, j) of a
 tile's 32 columns reads 32 consecutive words of the band, one offset for the whole tap:
-two vectors of 16 words straight from the band, six weight words broadcast. A
+two vectors of 16 words straight from the band, eight weight words broadcast. A
 requantized tile stores its bytes from its registers, one masked store per row and output
 row it covers; an i32 one goes through a scratch tile and xr_iedge.
 
@@ -28,7 +28,7 @@ ResNet-50 int8's 3 x 3 convolutions of 7 x 7 pixels took 0.49 ms against 0.33 fo
 same product as a plain matrix (0.32 pixel-major direct).
 
 The weight is packed at build time by prepack.pack_direct_rows(width, block 4): K ordered
-(i, j, c) with c padded to a multiple of 4, per panel of `width` rows (6 weight-major, 32
+(i, j, c) with c padded to a multiple of 4, per panel of `width` rows (8 weight-major, 32
 pixel-major) the words of each (tap, g) together.
 """
 
@@ -40,6 +40,9 @@ from xrelay.lowering.kernels.amx_conv import band_buffer, edge_runs, for_runs
 from xrelay.lowering.kernels.conv_pack import load_geometry
 from xrelay.lowering.kernels.irtext import Writer, concat, lane_range, splat
 
+ROWS = 8  # a weight-major tile's output channels: 64 and 128 in whole tiles (6 left 2 and 4 of
+# 66 and 132 computed; same-process A/B: 3 x 3 convolutions of 64 channels on 56 x 56
+# 290 -> 282 us, of 128 on 28 x 28 310 -> 301; ResNet-50 int8 -0.8 %, both orders)
 PIXELS = 7  # a pixel-major tile's pixels: ResNet-50's 7 x 7, 14 x 14 and 28 x 28 outputs in
 # whole tiles (6 left 1, 2 or 4 pixels over; same-process A/B, 3 x 3 convolutions of 7 x 7
 # and 14 x 14 pixels 305 -> 278 and 292 -> 287 us; 14 pixels spilled: 286 -> 322)

@@ -16,7 +16,7 @@ import xrelay
 from xrelay.lowering import compile_worker, qnn_int_products
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.jit import int_group, resolve_target
-from xrelay.lowering.kernels import amx_conv, gemm, igemm
+from xrelay.lowering.kernels import amx_conv, gemm, igemm, vnni_conv
 from xrelay.lowering.kernels.prepack import pack_direct_rows
 from xrelay.lowering.pipeline import lower
 
@@ -31,9 +31,10 @@ needs_vnni = pytest.mark.skipif(int_group() != 4, reason="no AVX-512 VNNI on thi
 @needs_vnni
 @pytest.mark.parametrize(("c", "kh", "kw"), [(72, 3, 3), (4, 1, 3), (20, 5, 2)])
 def test_the_tile_gives_numpys_integers(c, kh, kw):
-    """6 weight rows (s8, extreme values) times the band's words (u8) over every tap and
-    word of 4 channels, 32 virtual columns from an offset."""
-    width, rows, boff, mr = 13, kh + 3, 5, igemm.MR
+    """vnni_conv.ROWS = 8 weight rows (s8, extreme values) times the band's words (u8) over
+    every tap and word of 4 channels, 32 virtual columns from an offset."""
+    width, rows, boff, mr = 13, kh + 3, 5, vnni_conv.ROWS
+    assert mr == 8  # 64 and 128 output channels in whole tiles
     plane = rows * width + amx_conv.SLACK
     weight = rng.integers(-128, 128, (mr, c, kh, kw)).astype(np.int8)
     weight[0] = -128
