@@ -253,16 +253,15 @@ def _channel_major_bytes(w: Writer, rows: list[str]) -> None:
 
 def _channel_major_words(w: Writer, accs: list[list[str]]) -> None:
     """Store the tile's i32 values (`accs`: each pixel's two vectors of 16 channels)
-    channel by channel: channel c's pixels [0, mrows) at %c + c %ldc, for c < ncols."""
+    channel by channel: channel c's pixels [0, mrows) at %c + c %ldc, for c < ncols
+    (through a scratch tile, value by value: a rare path, small code)."""
+    tmp = w.alloca(f"[{len(accs) * COLS} x i32]", "words")
     for r, halves in enumerate(accs):
-        with w.if_(w.op(f"icmp slt i64 {r}, %mrows")):
-            for h, vec in enumerate(halves):
-                for lane in range(16):
-                    c = 16 * h + lane
-                    with w.if_(w.op(f"icmp slt i64 {c}, %ncols")):
-                        x = w.op(f"extractelement {V} {vec}, i64 {lane}")
-                        at = w.gep("%c", w.add(w.mul(str(c), "%ldc"), str(r)), "i32")
-                        w.do(f"store i32 {x}, ptr {at}, align 4")
+        for h, vec in enumerate(halves):
+            w.do(f"store {V} {vec}, ptr {w.gep(tmp, str(r * COLS + 16 * h), 'i32')}, align 64")
+    with w.loop("c", "0", "%ncols") as c, w.loop("r", "0", "%mrows") as r:
+        x = w.op(f"load i32, ptr {w.gep(tmp, w.add(w.mul(r, str(COLS)), c), 'i32')}")
+        w.do(f"store i32 {x}, ptr {w.gep('%c', w.add(w.mul(c, '%ldc'), r), 'i32')}, align 4")
 
 
 def pixel_tile(w: Writer, mr: int, requantize: Callable[[Writer, str, str, int], str]) -> None:
