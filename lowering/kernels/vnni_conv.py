@@ -5,7 +5,8 @@
 
 Both read the band (amx_conv's xr_tband: the input's channels in 4-byte words of four,
 [C / 4][phases][rows][Wq], padded with the zero point as it is made, once per call) and
-accumulate the whole K, tap by tap and word by word, in igemm's 12 accumulators.
+accumulate the whole K, tap by tap and word by word, in registers (two vectors per row
+of the tile).
 
 Weight-major (KH x KW > 1), the AMX direct convolution's scheme (kernels/amx_conv.py) on
 an 8 x 32 register tile: the output is computed on the padded input's grid (virtual column
@@ -18,7 +19,7 @@ row it covers; an i32 one goes through a scratch tile and xr_iedge.
 Pixel-major (few pixels and a long K: windows whose weight-major tiles would drop many
 columns, and 1x1s): 7 pixels x 32 channels, each pixel's word broadcast from its own
 virtual column (nothing dropped), two vectors of the weight's 32 channels; the threads
-split the pixels in whole tiles of 7 (igemm's `_pixel_unit`). Its result is stored
+split the pixels in whole tiles of 7 (igemm's `_direct_rows`). Its result is stored
 channel-major, as the convolution's NCHW output (geometry value 14, GemmSpec.pixel_major):
 the tile's bytes transposed in registers, each channel's pixels one masked store (the
 transpose back it replaced cost ResNet-50 int8 about 16 us per 14 x 14 convolution).
