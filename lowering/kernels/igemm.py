@@ -36,7 +36,9 @@ products into each i32 lane; otherwise (G = 2, i16 words) the multiply-add of pa
 written as widening multiplies LLVM matches to `vpmaddwd` (or `vpdpwssd`). Blocking is the
 f32 GEMM's (lowering/kernels/gemm.py): KC x NC blocks of B in NR-column panels, MC x KC
 blocks of A in 6-row panels, a 6 x NR register tile (12 vector accumulators of VW i32
-lanes, NR = 2 VW), edge tiles through a scratch tile. A packed block holds, per panel, kcg
+lanes, NR = 2 VW), edge tiles through a scratch tile (those of at most VW columns on
+xr_iukr_half_<u>, half the products: SqueezeNet int8's last 1x1 on 13 x 13 = 5 x 32 + 9
+pixels 231 -> 213 us, the model 1.295 -> 1.255 and 1.293 -> 1.265 ms, same-process A/B). A packed block holds, per panel, kcg
 words of `width` rows: word (panel, g, row) at (panel * kcg + g) * width + row; prepacked
 operands hold the K blocks one after another (block at word pg * padded rows), as
 lowering/kernels/prepack.py writes them.
@@ -62,6 +64,7 @@ from xrelay.lowering.kernels.prepack import IKC
 
 MR = 6  # the 8-bit micro-kernel's rows (8, as the f32 one has with AVX-512, was slower
 # on ResNet-50 int8: 16.4 -> 17.8 ms)
+HALF_EDGE = True  # edge tiles of at most VW columns on xr_iukr_half_<u> (A/B switch)
 GROUPS = (2, 4)  # k values per 32-bit word: i16 pairs (vpmaddwd), or u8/s8 quads (VNNI)
 
 PARAMS = [
@@ -150,56 +153,64 @@ def requantize(w: Writer, acc: str, m: str, n: int) -> str:
     return w.op(f"trunc {i} {w.op(f'fptosi {f} {x} to {i}')} to {b}")
 
 
-def micro_kernel(w: Writer, vw: int, group: int, unsigned: str) -> None:
+def micro_kernel(w: Writer, vw: int, group: int, unsigned: str, halves: int = 2) -> None:
     """xr_iukr_<u>: C[6 x NR] (+)= Ap[kcg words x 6] times Bp[kcg words x NR], then adds
     trow / tcol when %epi != 0; with %q (not null) the tile is requantized into Q's bytes
-    (multipliers qrow[r] * qcol[j]: one of them the ones table) instead of stored in C."""
+    (multipliers qrow[r] * qcol[j]: one of them the ones table) instead of stored in C.
+    With `halves` 1, xr_iukr_half_<u>: the panel's first VW columns only (an edge tile of
+    at most VW columns computes half the products)."""
     nr, v = 2 * vw, iv(vw)
+    name = f"@xr_iukr_{unsigned}" if halves == 2 else f"@xr_iukr_half_{unsigned}"
     params = [("i64", "%kcg"), ("ptr", "noalias %ap"), ("ptr", "noalias %bp"), ("ptr", "%c"),
               ("i64", "%ldc"), ("i64", "%acc"), ("i64", "%epi"), ("ptr", "%trow"),
               ("ptr", "%tcol"), ("ptr", "%q"), ("ptr", "%qrow"), ("ptr", "%qcol"),
               *REQUANT]  # fmt: skip
-    with w.function("void", f"@xr_iukr_{unsigned}", params):
-        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(2)] for r in range(MR)]
+    with w.function("void", name, params):
+        accs = [[w.var(v, "zeroinitializer", f"c{r}{j}") for j in range(halves)] for r in range(MR)]
         with w.loop("g", "0", "%kcg") as g:
             bp = w.gep("%bp", w.mul(g, str(nr)), "i32")
-            b = [w.op(f"load {v}, ptr {w.gep(bp, str(vw * j), 'i32')}, align 4") for j in range(2)]
+            b = [
+                w.op(f"load {v}, ptr {w.gep(bp, str(vw * j), 'i32')}, align 4")
+                for j in range(halves)
+            ]
             ap = w.gep("%ap", w.mul(g, str(MR)), "i32")
             for r in range(MR):
                 a = splat_i32(w, w.op(f"load i32, ptr {w.gep(ap, str(r), 'i32')}, align 4"), vw)
-                for j in range(2):
+                for j in range(halves):
                     cur = w.get(accs[r][j])
                     w.set(accs[r][j], multiply_add(w, cur, a, b[j], vw, group, unsigned))
         rows = [w.gep("%c", w.mul(str(r), "%ldc"), "i32") for r in range(MR)]
         with w.if_(w.op("icmp ne i64 %acc, 0")):
             for r in range(MR):
-                for j in range(2):
+                for j in range(halves):
                     old = w.op(f"load {v}, ptr {w.gep(rows[r], str(vw * j), 'i32')}, align 4")
                     w.set(accs[r][j], w.op(f"add {v} {w.get(accs[r][j])}, {old}"))
         with w.if_(w.op("icmp ne i64 %epi, 0")):
             tcol = [
                 w.op(f"load {v}, ptr {w.gep('%tcol', str(vw * j), 'i32')}, align 4")
-                for j in range(2)
+                for j in range(halves)
             ]
             for r in range(MR):
                 t = splat_i32(w, w.op(f"load i32, ptr {w.gep('%trow', str(r), 'i32')}"), vw)
-                for j in range(2):
+                for j in range(halves):
                     x = w.op(f"add {v} {w.get(accs[r][j])}, {t}")
                     w.set(accs[r][j], w.op(f"add {v} {x}, {tcol[j]}"))
         plain, quant, join = w.if_else(w.op("icmp eq ptr %q, null"), "store")
         w.block(plain)
         for r in range(MR):
-            for j in range(2):
+            for j in range(halves):
                 ptr = w.gep(rows[r], str(vw * j), "i32")
                 w.do(f"store {v} {w.get(accs[r][j])}, ptr {ptr}, align 4")
         w.br(join)
         w.block(quant)
         fv = f"<{vw} x float>"
-        qcol = [w.op(f"load {fv}, ptr {w.gep('%qcol', str(vw * j))}, align 4") for j in range(2)]
+        qcol = [
+            w.op(f"load {fv}, ptr {w.gep('%qcol', str(vw * j))}, align 4") for j in range(halves)
+        ]
         for r in range(MR):
             qr = splat_f32(w, w.op(f"load float, ptr {w.gep('%qrow', str(r))}"), vw)
             out = w.gep("%q", w.mul(str(r), "%ldc"), "i8")
-            for j in range(2):
+            for j in range(halves):
                 m = w.op(f"fmul {fv} {qr}, {qcol[j]}")
                 bytes_ = requantize(w, w.get(accs[r][j]), m, vw)
                 w.do(f"store <{vw} x i8> {bytes_}, ptr {w.gep(out, str(vw * j), 'i8')}, align 1")
@@ -464,8 +475,12 @@ def gemm_serial(w: Writer, nr: int, group: int, unsigned: str, name: str = "") -
                             )
                             w.br(join)
                             w.block(other)
+                            half = w.op(f"icmp sle i64 {nrv}, {nr // 2 if HALF_EDGE else 0}")
+                            ukr = w.op(
+                                f"select i1 {half}, ptr @xr_iukr_half_{unsigned}, ptr @xr_iukr_{unsigned}"
+                            )
                             w.do(
-                                f"call void @xr_iukr_{unsigned}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {nr}, i64 0, i64 0, ptr {zeros}, ptr {zeros}, ptr null, ptr @xr_iones, ptr @xr_iones, {requant})"
+                                f"call void {ukr}(i64 {kcg}, ptr {app}, ptr {bpp}, ptr {tmp}, i64 {nr}, i64 0, i64 0, ptr {zeros}, ptr {zeros}, ptr null, ptr @xr_iones, ptr @xr_iones, {requant})"
                             )
                             w.do(
                                 f"call void @xr_iedge(ptr {tmp}, ptr {ctile}, i64 %ldc, i64 {mr}, i64 {nrv}, i64 {acc}, i64 {epi}, ptr {trow}, ptr {tcol}, {quant})"
@@ -541,6 +556,7 @@ def runtime_ir(threads: bool, vw: int, group: int, tiles: bool = False) -> str:
         vnni_conv.pixel_serial(w, PARAMS, vnni_conv.PIXELS)
     for unsigned in "ab":
         micro_kernel(w, vw, group, unsigned)
+        micro_kernel(w, vw, group, unsigned, halves=1)
         if vnni:  # direct (geometry value 12) or through im2col blocks
             gemm_serial(w, nr, group, unsigned, f"@xr_igemm_blocks_{unsigned}")
             _direct_or_blocks(w, f"@xr_vdirect_{unsigned}", unsigned)

@@ -13,6 +13,7 @@ import pytest
 import xrelay
 from xrelay.lowering.context import BuildContext
 from xrelay.lowering.jit import X86_LEVELS, amx_tiles, host_features, int_group
+from xrelay.lowering.kernels import igemm
 from xrelay.lowering.pipeline import lower
 from xrelay.tests.lowering.test_qnn_float_products import conv_module, dense_module
 
@@ -470,3 +471,25 @@ def test_narrow_dense_requantized(layout, monkeypatch, threads, xt, zx, out):
     x = x.astype(np.int8 if signed else np.uint8)
     got = run(text, {"w": w}, {"x": x}, layout)
     np.testing.assert_array_equal(got, reference(text, {"w": w}, {"x": x}))
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("kind", ["dense", "pointwise"])
+def test_edge_tiles_of_few_columns_are_exact(layout, monkeypatch, threads, kind):
+    """An edge tile of at most half a panel's columns (a dense product's 40 = 32 + 8
+    channels; a 1x1 convolution's 13 x 13 = 5 x 32 + 9 pixels, SqueezeNet int8's last
+    convolution) runs on xr_iukr_half_<u>, half the products of the full micro-kernel:
+    exact, requantized and i32, on one thread and two."""
+    monkeypatch.setenv("XRELAY_NUM_THREADS", threads)
+    ir = igemm.runtime_ir(True, 16, 2)
+    assert "define internal void @xr_iukr_half_a(" in ir and "@xr_iukr_half_b" in ir
+    if kind == "dense":
+        text = requantized_text("dense", 70, 40, "ui8", 9, "ui8", "", 0, size=20)
+        w = rng.integers(-128, 128, (40, 70)).astype(np.int8)
+        x = rng.integers(0, 256, (20, 70)).astype(np.uint8)
+    else:
+        text = conv_text(1, 48, 20, 1, "ui8", 3).replace("9x9", "13x13")
+        w = rng.integers(-128, 128, (20, 48, 1, 1)).astype(np.int8)
+        x = rng.integers(0, 256, (1, 48, 13, 13)).astype(np.uint8)
+    want = reference(text, {"w": w}, {"x": x})
+    np.testing.assert_array_equal(run(text, {"w": w}, {"x": x}, layout), want)
