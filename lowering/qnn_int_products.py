@@ -79,9 +79,9 @@ PIXEL_MAJOR_MAX = 256
 # same-process A/B); its 1x1s of short K stay weight-major (7.5 -> 12.4 us pixel-major)
 PIXEL_MAJOR_MIN_K = 1024
 VNNI_DIRECT = True  # convolutions read straight from the input on VNNI (A/B switch)
-SHORT_K = True  # (A/B switch)
-CHANNEL_MAJOR = True  # ... storing their result channel-major, not transposed (A/B switch)
 PIXEL_DIRECT = True  # ... pixel-major ones too (`pixels`: 1x1s included; A/B switch)
+CHANNEL_MAJOR = True  # ... storing their result channel-major, not transposed (A/B switch)
+SHORT_K = True  # ... so windows of any K run pixel-major (A/B switch)
 # a window runs pixel-major direct when the weight-major tiles would compute this many
 # columns per pixel: 7 x 7 outputs 1.31 (3 x 3, 512 channels: 0.372 -> 0.333 ms pixel-
 # major), 14 x 14 1.14 (256 channels, 7-pixel tiles, same-process A/B both orders:
@@ -406,7 +406,7 @@ def rewrite_product(
     else:
         args = [packed_arg, op.data] if narrow else [op.data, packed_arg]
     # a direct pixel-major convolution stores its result channel-major: no transpose back
-    channel_major = pixel_major and direct and CHANNEL_MAJOR
+    channel_major = pixel_direct and CHANNEL_MAJOR
     spec = replace(
         spec, shift=correction is not None, group=group, tiles=tiles, direct=direct, flip=flip,
         pixel_major=channel_major,

@@ -38,8 +38,8 @@ f32 GEMM's (lowering/kernels/gemm.py): KC x NC blocks of B in NR-column panels, 
 blocks of A in 6-row panels, a 6 x NR register tile (12 vector accumulators of VW i32
 lanes, NR = 2 VW), edge tiles through a scratch tile (those of at most VW columns on
 xr_iukr_half_<u>, half the products: SqueezeNet int8's last 1x1 on 13 x 13 = 5 x 32 + 9
-pixels 231 -> 213 us, the model 1.295 -> 1.255 and 1.293 -> 1.265 ms, same-process A/B). A packed block holds, per panel, kcg
-words of `width` rows: word (panel, g, row) at (panel * kcg + g) * width + row; prepacked
+pixels 231 -> 213 us, the model 1.295 -> 1.255 and 1.293 -> 1.265 ms, same-process A/B).
+A packed block holds, per panel, kcg words of `width` rows: word (panel, g, row) at (panel * kcg + g) * width + row; prepacked
 operands hold the K blocks one after another (block at word pg * padded rows), as
 lowering/kernels/prepack.py writes them.
 """
@@ -577,13 +577,17 @@ def _direct_rows(unsigned: str) -> Callable[[Writer, dict[str, str]], str]:
     direct_rows = vnni_conv.PIXELS if unsigned == "a" else vnni_conv.ROWS
 
     def unit(w: Writer, v: dict[str, str]) -> str:
-        geo = v["%geo"]
-        none = w.op(f"icmp eq ptr {geo}, null")
-        at = w.op(f"select i1 {none}, ptr @xr_izeros, ptr {w.gep(geo, '12', 'i64')}")
-        direct = w.op(f"icmp ne i64 {w.op(f'load i64, ptr {at}')}, 0")
-        return w.op(f"select i1 {direct}, i64 {direct_rows}, i64 {MR}")
+        return w.op(f"select i1 {_direct(w, v['%geo'])}, i64 {direct_rows}, i64 {MR}")
 
     return unit
+
+
+def _direct(w: Writer, geo: str) -> str:
+    """Whether a call's geometry `geo` (null: not a convolution) says `direct` (value 12):
+    an i1 (a null geometry reads the zeros table)."""
+    none = w.op(f"icmp eq ptr {geo}, null")
+    at = w.op(f"select i1 {none}, ptr @xr_izeros, ptr {w.gep(geo, '12', 'i64')}")
+    return w.op(f"icmp ne i64 {w.op(f'load i64, ptr {at}')}, 0")
 
 
 def _tiles_ir(w: Writer, threads: bool, nr: int) -> str:
@@ -620,11 +624,7 @@ def _direct_or_blocks(w: Writer, direct_fn: str, unsigned: str = "b") -> None:
     xr_igemm_blocks_<u>."""
     args = ", ".join(f"{t} {p}" for t, p in PARAMS)
     with w.function("void", f"@xr_igemm_serial_{unsigned}", PARAMS):
-        direct = w.var("i1", "false", "direct")
-        with w.if_(w.op("icmp ne ptr %geo, null")):
-            flag = w.op(f"load i64, ptr {w.gep('%geo', '12', 'i64')}")
-            w.set(direct, w.op(f"icmp ne i64 {flag}, 0"))
-        then, other, join = w.if_else(w.get(direct), "direct")
+        then, other, join = w.if_else(_direct(w, "%geo"), "direct")
         for label, fn in ((then, direct_fn), (other, f"@xr_igemm_blocks_{unsigned}")):
             w.block(label)
             w.do(f"call void {fn}({args})")
