@@ -11,13 +11,16 @@ compile its large parts into compile_worker's cache (`compile_ahead`); the build
 compile then finds them there, or waits for them, and compiles the rest meanwhile.
 
 A guess that turns out different from the build's text (a later pass changed a GEMM's
-variant) costs only the idle core's time: the cache is keyed by the text. A module whose
-runtime part will hold its own wrappers (a pixel-major product's batch split over threads:
-Winograd's terms in most CNNs on 16-float vectors) is not guessed at.
+variant) costs only the idle core's time: the cache is keyed by the text. The pixel-major
+product's functions are left out when some of the model's own wrappers will share their
+part (a pixel-major product's batch split over threads: Winograd's terms in most CNNs on
+16-float vectors); the rest is compiled ahead all the same (ResNet-50: LLVM's time after
+the passes 1.6-1.9 -> 0.85-1.1 s).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -32,14 +35,16 @@ from xrelay.lowering.split_module import split_module
 def runtime_text(module: ModuleOp, vector_width: int) -> str | None:
     """The GEMM runtime `module` (after select-kernels) will call, as a module of its own
     (what `jit.llvm_module` links into the build's: the same triple, the thread pool's
-    declarations first); None without GEMM calls, or when the build's runtime part will
-    hold some of the model's own wrappers: those that split a pixel-major product's batch
-    over threads call the runtime's internal `xr_gemm_pm`, which LLVM inlines into them
-    (kernels/gemm_pixel.py), so they share its part."""
+    declarations first); None without GEMM calls. Without the pixel-major product's
+    functions when some of the model's own wrappers will share their part: those that
+    split a pixel-major product's batch over threads call its internal `xr_gemm_pm`,
+    which LLVM inlines into them (kernels/gemm_pixel.py); the rest of the runtime is a
+    part of its own all the same (the pixel-major product has copies of its own of what
+    it shares with the GEMM's)."""
     specs = packed_specs(module, vector_width)  # (prepack-weights picks pixel-major ones)
     threads = threads_available()
     if any(spec.pixel_major and batch_split(spec, threads) for spec in specs):
-        return None
+        specs = [replace(spec, pixel_major=False) for spec in specs]
     runtime = gemm_runtime_ir(specs, threads, module_vector_width(module, vector_width))
     if not runtime:
         return None

@@ -134,7 +134,12 @@ def load8(w: Writer, ptr: str, align: int = 4, vw: int = 8) -> str:
 
 
 def micro_kernel(
-    w: Writer, vw: int, direct: bool = False, pixels: bool = False, rows: int | None = None
+    w: Writer,
+    vw: int,
+    direct: bool = False,
+    pixels: bool = False,
+    rows: int | None = None,
+    stem: str | None = None,
 ) -> None:
     """xr_ukr: C[MR x NR] (+)= Ap[kc x MR] panel times Bp[kc x NR] panel, then the epilogue
     when %epi != 0. kc >= 1. NR = 2 * vw: two vectors per row. With `direct`, xr_ukr_d:
@@ -144,7 +149,8 @@ def micro_kernel(
     (`prefetch_stream`); xr_ukr_d instead fetches the next tile's row k (%bp + %off[k] +
     NR) into L1 when %pfn != 0 (%pf unused). With `rows` (fewer than MR), xr_ukr_h<rows> / xr_ukr_px_h<rows>:
     a tile of that many rows, A's panel still MR rows wide (a last tile's rows, from any
-    row of it: kernels/gemm_pixel.py)."""
+    row of it: kernels/gemm_pixel.py). `stem`: another name than these (a copy of its
+    own: kernels/gemm_pixel.py)."""
     nr, v, height = 2 * vw, vec(vw), row_height(vw)
     count = rows or height
     fma = f"@llvm.fma.v{vw}f32"
@@ -155,7 +161,7 @@ def micro_kernel(
         params += [("i64", "%split"), ("i64", "%from2"), ("i64", "%count"), ("i64", "%gap")]
     if pixels:
         params[2:2] = [("ptr", "noalias %off"), ("ptr", "noalias %base")]
-    name = "@xr_ukr_d" if direct else "@xr_ukr_px" if pixels else "@xr_ukr"
+    name = stem or ("@xr_ukr_d" if direct else "@xr_ukr_px" if pixels else "@xr_ukr")
     if rows:
         name += f"_h{rows}"
     with w.function("void", name, params):

@@ -14,7 +14,7 @@ input read a zero-padded copy of it (`src`, made per call). A pointwise convolut
 comes with a 1x1 window (select-kernels), so its pixels are broadcast from its input too:
 packing them, each thread packed all of them per call. A pointwise product without a
 window (one with B's prologue) has its pixels packed per K block into MR-row panels
-(contiguous copies, through the prologue if any: `xr_pack_a`) for the plain micro-kernel.
+(contiguous copies, through the prologue if any: `xr_pm_pack_a`) for the plain micro-kernel.
 
 T, ceil(N / MR) * MR x ceil(M / NR) * NR partial sums, is a scratch of the call; after the
 last K block it is transposed back into C in 8 x 8 blocks, the epilogue applied per channel
@@ -74,6 +74,9 @@ MIN_WINOGRAD_K = 32
 WIDE_WINDOW = 9  # taps: wider windows run pixel-major at any pixel count up to
 MAX_WINDOW_PIXELS = 4096  # (T, the partial sums' scratch, grows with the pixels)
 
+# the prefix of its copies of gemm.py's plain micro-kernel and A's packing ("@xr_": the
+# GEMM's own, the product's part then one with the GEMM's)
+OWN = "@xr_pm_"
 M8 = "<8 x i1>"
 
 
@@ -307,7 +310,8 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
     # internal: a wrapper that splits a batch over threads (Winograd's terms) calls it on
     # each, and LLVM inlines it there with the product's sizes as constants (exported, so
     # that the runtime's part stayed the same from model to model, SqueezeNet ran 2.5-3.9 %
-    # slower in a same-process A/B; lowering/runtime_ahead.py leaves such modules alone)
+    # slower in a same-process A/B; lowering/runtime_ahead.py compiles the GEMM's part
+    # ahead, not this one)
     with w.function("void", "@xr_gemm_pm", PARAMS):
         ep = Epilogue(w)
         ldt = w.mul(w.op(f"sdiv i64 {w.add('%M', str(nr - 1))}, {nr}"), str(nr))
@@ -351,15 +355,15 @@ def gemm_pixel(w: Writer, vw: int, prologue: bool) -> None:
                 )
                 w.br(done)
                 w.block(plain)
-            w.do(f"call void @xr_pack_a({args})")
+            w.do(f"call void {OWN}pack_a({args})")
             if prologue:
                 w.br(done)
                 w.block(done)
 
             def tile(kc: str, acc: str, wp: str, ir: str, at: str, pf: str, part) -> None:
-                name, panel = "@xr_ukr", w.gep(ap, w.mul(ir, kc))
+                name, panel = f"{OWN}ukr", w.gep(ap, w.mul(ir, kc))
                 if part is not None:  # rows part[0].. of the panel (MR floats per k)
-                    name, panel = f"@xr_ukr_h{part[1]}", w.gep(panel, part[0])
+                    name, panel = f"{OWN}ukr_h{part[1]}", w.gep(panel, part[0])
                 w.do(
                     f"call void {name}(i64 {kc}, ptr {panel}, ptr {wp}, ptr {at}, i64 {ldt}, i64 {acc}, i64 0, {pf}, {IDENTITY_EPILOGUE})"
                 )
@@ -380,10 +384,19 @@ def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
     if vw != 16:
         raise Error(f"no pixel-major GEMM for vector width {vw} (16 only)")
     w = Writer()
+    # copies of its own of the plain micro-kernel and A's packing (`OWN`), not the GEMM's
+    # internal ones: the product's functions and the wrappers that inline xr_gemm_pm (a
+    # batch split over threads) then make a part of the module apart from the GEMM's
+    # (split_module), which runtime_ahead compiles while the passes run (ResNet-50: LLVM's
+    # time after the passes 1.6-1.9 -> 0.85-1.3 s; the products within 1 % in a
+    # same-process A/B)
+    if OWN != "@xr_":
+        micro_kernel(w, vw, stem=f"{OWN}ukr")
+        pack(w, f"{OWN}pack_a", row_height(vw))
     micro_kernel(w, vw, pixels=True)
     for rows in TAIL_ROWS:
         micro_kernel(w, vw, pixels=True, rows=rows)
-        micro_kernel(w, vw, rows=rows)
+        micro_kernel(w, vw, rows=rows, stem=f"{OWN}ukr")
     if prologue:
         pack(w, "@xr_pack_a_pro", row_height(vw), prologue=True)
     gemm_pixel(w, vw, prologue)
