@@ -15,7 +15,7 @@ variant) costs only the idle core's time: the cache is keyed by the text. The pi
 product's functions are left out when some of the model's own wrappers will share their
 part (a pixel-major product's batch split over threads: Winograd's terms in most CNNs on
 16-float vectors); the rest is compiled ahead all the same (ResNet-50: LLVM's time after
-the passes 1.6-1.9 -> 0.85-1.1 s).
+the passes 1.6-1.9 -> 0.8-1.34 s).
 """
 
 from __future__ import annotations

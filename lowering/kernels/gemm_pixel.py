@@ -388,7 +388,7 @@ def runtime_ir(threads: bool, vw: int, prologue: bool) -> str:
     # internal ones: the product's functions and the wrappers that inline xr_gemm_pm (a
     # batch split over threads) then make a part of the module apart from the GEMM's
     # (split_module), which runtime_ahead compiles while the passes run (ResNet-50: LLVM's
-    # time after the passes 1.6-1.9 -> 0.85-1.3 s; the products within 1 % in a
+    # time after the passes 1.6-1.9 -> 0.8-1.34 s; the products within 1 % in a
     # same-process A/B)
     if OWN != "@xr_":
         micro_kernel(w, vw, stem=f"{OWN}ukr")

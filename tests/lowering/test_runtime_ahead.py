@@ -144,7 +144,7 @@ def test_the_gemm_part_is_compiled_ahead_beside_wrappers_that_inline_the_pixel_p
     wrappers share the pixel-major product's part, which has copies of its own of what it
     shares with the GEMM (kernels/gemm_pixel.py): the GEMM's part is still compiled ahead,
     and the build compiles only the pixel-major one (ResNet-50's LLVM time after the
-    passes: 1.6-1.9 -> 0.85-1.3 s)."""
+    passes: 1.6-1.9 -> 0.8-1.34 s)."""
     from xrelay.lowering import jit
 
     if jit.vector_width(resolve_target(None)) != 16:
