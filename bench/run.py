@@ -122,11 +122,11 @@ def measure(
         del copy
         np.savez(files["inputs_file"], **inputs)
     session = ort_session(model.SerializeToString())
+    from xrelay.lowering import compile_worker
+
     compile_times = []
     for _ in range(COMPILES):  # each from scratch: no library cache, no object code kept,
-        from xrelay.lowering import compile_worker  # the LLVM workers started again
-
-        compile_worker._stop_idle()
+        compile_worker._stop_idle()  # the LLVM workers started again
         compile_worker._CACHE.clear()
         lib = None  # (the last build's freed first)
         start = time.perf_counter()

@@ -39,9 +39,9 @@ blocks of A in 6-row panels, a 6 x NR register tile (12 vector accumulators of V
 lanes, NR = 2 VW), edge tiles through a scratch tile (those of at most VW columns on
 xr_iukr_half_<u>, half the products: SqueezeNet int8's last 1x1 on 13 x 13 = 5 x 32 + 9
 pixels 231 -> 213 us, the model 1.295 -> 1.255 and 1.293 -> 1.265 ms, same-process A/B).
-A packed block holds, per panel, kcg words of `width` rows: word (panel, g, row) at (panel * kcg + g) * width + row; prepacked
-operands hold the K blocks one after another (block at word pg * padded rows), as
-lowering/kernels/prepack.py writes them.
+A packed block holds, per panel, kcg words of `width` rows: word (panel, g, row) at
+(panel * kcg + g) * width + row; prepacked operands hold the K blocks one after another
+(block at word pg * padded rows), as lowering/kernels/prepack.py writes them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The GEMM runtime compiled while the passes run (lowering/runtime_ahead.py,
 compile_worker.compile_ahead): the part it compiles is the build's own (the build compiles
-no large part itself, or only the pixel-major product's with the wrappers that inline it), a wrong guess or a failure ahead only costs time, object_codes waits
-for a text compiled ahead instead of compiling it again, a forked child does not wait for
-its parent's requests, and a worker freed mid-build joins the build's compile."""
+no large part itself, or only the pixel-major product's with the wrappers that inline it),
+a wrong guess or a failure ahead only costs time, object_codes waits for a text compiled
+ahead instead of compiling it again, a forked child does not wait for its parent's
+requests, and a worker freed mid-build joins the build's compile."""
 
 from __future__ import annotations
 

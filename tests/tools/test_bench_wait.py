@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from xrelay.tools import timing
@@ -17,9 +18,11 @@ def run(monkeypatch):
     spec = importlib.util.spec_from_file_location("bench_run", RUN)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    clock = [0.0]
-    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(module.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    clock = [0.0]  # the script's own clock (the process's time module left alone)
+    fake = SimpleNamespace(
+        monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s)
+    )
+    monkeypatch.setattr(module, "time", fake)
     return module
 
 
