@@ -32,7 +32,11 @@ minutes); `!` when too many rounds were dropped and all of them count. `slow`: x
 against the faster peer (or onnxruntime) in the dropped rounds, for what the slow state
 shows (`-`: none dropped). Before each model the benchmark waits up to `--wait` seconds
 (60) for the fast state (a round trip within 1.5x the best seen), so that a model is not
-timed wholly in the slow one: `waited_s` in the JSON. (xrelay suffers the slow state more
+timed wholly in the slow one: `waited_s` in the JSON. A model whose every round was slow
+(`!`) is measured again, after another wait, at most `--retries` times (2): that state can
+last minutes (2026-11-29: SqueezeNet's rounds all slow for the whole of one model's turn,
+every system 1.6x its fast time). The attempt kept is the one with the most fast rounds,
+whatever its times; `x2` after the rounds and `attempts` in the JSON count them. (xrelay suffers the slow state more
 than the peers: ResNet-50 35.8 -> 43.5 ms against onnxruntime's 40.3 -> 42.4 and
 OpenVINO's 39.3 -> 40.5, its Winograd convolutions' threads exchanging their
 intermediates; on one thread it does not change.)
@@ -59,6 +63,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -235,6 +240,46 @@ def openvino_runner(model, inputs: dict, want: list, name: str, cache: Path):
     return lambda: request.infer(inputs)
 
 
+def _measure_in_process(name: str, args: argparse.Namespace, best_rt: float) -> dict:
+    """`measure(name)` in a process of its own (its peak memory is the model's own): the
+    result, or {"error": the last line of its stderr}."""
+    cmd = [
+        sys.executable, __file__, "--one", name, "--runs", str(args.runs),
+        "--seconds", str(args.seconds), "--cache", str(args.cache),
+        "--settle", str(args.settle), "--round-trip", str(best_rt),
+        *(["--dynamic"] if args.dynamic else []), *(["--memory"] if args.memory else []),
+    ]  # fmt: skip
+    done = subprocess.run(
+        cmd, check=False, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "2"}
+    )
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure_with_retries(
+    measure_once: Callable[[float], dict], best_rt: float, wait: float, retries: int
+) -> tuple[dict, float, int]:
+    """(result, seconds waited before it, attempts): `measure_once(best round trip)` after
+    waiting for the fast state, measured again (after another wait) while every round of it
+    was slow (`!`: no round could be kept), at most `retries` more times. The machine's
+    slow state can last minutes; the attempt kept is the one with the most rounds in the
+    fast state (the latest of equals), whatever its times."""
+    best, attempts = None, 0
+    while True:
+        waited = wait_for_fast_state(best_rt, wait)
+        r = measure_once(best_rt)
+        attempts += 1
+        if "error" in r:
+            return r, waited, attempts
+        best_rt = min(best_rt, r["rounds"]["best_round_trip_ns"])
+        kept = 0 if r["rounds"]["all_rounds"] else r["rounds"]["kept"]
+        if best is None or kept >= best[0]:
+            best = (kept, r, waited)
+        if not r["rounds"]["all_rounds"] or attempts > retries:
+            return best[1], best[2], attempts
+
+
 def wait_for_fast_state(best_rt: float, limit: float) -> float:
     """Seconds waited (at most `limit`) until a round trip is within 1.5x the best seen:
     the machine's slow state lasts seconds to minutes, and a model timed wholly in it has
@@ -260,6 +305,10 @@ def main() -> int:
     parser.add_argument(
         "--wait", type=float, default=60.0, help="seconds to wait for the fast state per model"
     )
+    parser.add_argument(
+        "--retries", type=int, default=2,
+        help="times to measure a model again while all its rounds were slow",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=HERE / ".cache")
     parser.add_argument("--dynamic", action="store_true", help="also time the dynamic builds")
@@ -290,7 +339,7 @@ def main() -> int:
     args.openvino_columns = _has_openvino()
     if args.openvino_columns:
         header += f"{'OV ms':>9}{'best':>7}"
-    header += f"{'rounds':>9}{'slow':>7}"
+    header += f"{'rounds':>11}{'slow':>7}"
     if args.dynamic:
         header += f"{'dyn ms':>9}{'dyn/static':>11}  dyn build"
     floor = None
@@ -310,38 +359,17 @@ def main() -> int:
         for _ in range(5):  # the best state seen so far, the models' rounds are kept against
             best_rt = min(best_rt, round_trip_ns())
             time.sleep(0.05)
-        waited = wait_for_fast_state(best_rt, args.wait)
-        cmd = [
-            sys.executable,
-            __file__,
-            "--one",
-            name,
-            "--runs",
-            str(args.runs),
-            "--seconds",
-            str(args.seconds),
-            "--cache",
-            str(args.cache),
-            "--settle",
-            str(args.settle),
-            "--round-trip",
-            str(best_rt),
-            *(["--dynamic"] if args.dynamic else []),
-            *(["--memory"] if args.memory else []),
-        ]
-        done = subprocess.run(
-            cmd,
-            check=False,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "OMP_NUM_THREADS": "2"},
+        r, waited, attempts = measure_with_retries(
+            lambda best, name=name: _measure_in_process(name, args, best),
+            best_rt,
+            args.wait,
+            args.retries,
         )
-        if done.returncode != 0:
-            reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            print(f"{name:<16}failed: {reason}")
-            rows.append({"model": name, "error": reason})
+        if "error" in r:
+            print(f"{name:<16}failed: {r['error']}")
+            rows.append({"model": name, "error": r["error"]})
             continue
-        r = json.loads(done.stdout.strip().splitlines()[-1])
+        r["attempts"] = attempts
         r["waited_s"] = waited
         r["peak_gflops"] = peak
         best_rt = min(best_rt, r["rounds"]["best_round_trip_ns"])
@@ -357,7 +385,8 @@ def main() -> int:
             line += f"{'-':>9}{'-':>7}"
         kept = r["rounds"]
         counts = f"{kept['kept']}/{kept['rounds']}" + ("!" if kept["all_rounds"] else "")
-        line += f"{counts:>9}"
+        counts += f" x{attempts}" if attempts > 1 else ""
+        line += f"{counts:>11}"
         slow = r.get("slow_state", {})
         slow_ratio = slow.get("best_ratio", slow.get("ratio"))
         line += f"{slow_ratio:>7.2f}" if slow_ratio is not None else f"{'-':>7}"
