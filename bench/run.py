@@ -36,10 +36,10 @@ timed wholly in the slow one: `waited_s` in the JSON. A model whose every round 
 (`!`) is measured again, after another wait, at most `--retries` times (2): that state can
 last minutes (2026-11-29: SqueezeNet's rounds all slow for the whole of one model's turn,
 every system 1.6x its fast time). The attempt kept is the one with the most fast rounds,
-whatever its times; `x2` after the rounds and `attempts` in the JSON count them. (xrelay suffers the slow state more
-than the peers: ResNet-50 35.8 -> 43.5 ms against onnxruntime's 40.3 -> 42.4 and
-OpenVINO's 39.3 -> 40.5, its Winograd convolutions' threads exchanging their
-intermediates; on one thread it does not change.)
+whatever its times; `x2` after the rounds and `attempts` in the JSON count them. (xrelay
+suffers the slow state more than the peers: ResNet-50 35.8 -> 43.5 ms against
+onnxruntime's 40.3 -> 42.4 and OpenVINO's 39.3 -> 40.5, its Winograd convolutions'
+threads exchanging their intermediates; on one thread it does not change.)
 
 `--memory`: after timing a model, each system's peak resident memory (import, build and three
 runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
