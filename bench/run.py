@@ -35,11 +35,11 @@ shows (`-`: none dropped). Before each model the benchmark waits up to `--wait` 
 timed wholly in the slow one: `waited_s` in the JSON. A model whose every round was slow
 (`!`) is measured again, after another wait, at most `--retries` times (2): that state can
 last minutes (2026-11-29: SqueezeNet's rounds all slow for the whole of one model's turn,
-every system 1.6x its fast time). The attempt kept is the one with the most fast rounds,
-whatever its times; `x2` after the rounds and `attempts` in the JSON count them. (xrelay
-suffers the slow state more than the peers: ResNet-50 35.8 -> 43.5 ms against
-onnxruntime's 40.3 -> 42.4 and OpenVINO's 39.3 -> 40.5, its Winograd convolutions'
-threads exchanging their intermediates; on one thread it does not change.)
+every system 1.6x its fast time). The first attempt with a round kept (else the last) is
+reported, whatever its times; `x2` after the rounds and `attempts` in the JSON count
+them. (xrelay suffers the slow state more than the peers: ResNet-50 35.8 -> 43.5 ms
+against onnxruntime's 40.3 -> 42.4 and OpenVINO's 39.3 -> 40.5, its Winograd
+convolutions' threads exchanging their intermediates; on one thread it does not change.)
 
 `--memory`: after timing a model, each system's peak resident memory (import, build and three
 runs) in a process of its own (`bench/memory.py`): the `xr MB`, `ORT MB`, `OV MB` and `xr/ORT`
@@ -263,21 +263,16 @@ def measure_with_retries(
     """(result, seconds waited before it, attempts): `measure_once(best round trip)` after
     waiting for the fast state, measured again (after another wait) while every round of it
     was slow (`!`: no round could be kept), at most `retries` more times. The machine's
-    slow state can last minutes; the attempt kept is the one with the most rounds in the
-    fast state (the latest of equals), whatever its times."""
-    best, attempts = None, 0
+    slow state can last minutes. The last attempt is the one kept, whatever its times: the
+    first with a round kept, or the last of the all-slow ones."""
+    attempts = 0
     while True:
         waited = wait_for_fast_state(best_rt, wait)
         r = measure_once(best_rt)
         attempts += 1
-        if "error" in r:
+        if "error" in r or not r["rounds"]["all_rounds"] or attempts > retries:
             return r, waited, attempts
         best_rt = min(best_rt, r["rounds"]["best_round_trip_ns"])
-        kept = 0 if r["rounds"]["all_rounds"] else r["rounds"]["kept"]
-        if best is None or kept >= best[0]:
-            best = (kept, r, waited)
-        if not r["rounds"]["all_rounds"] or attempts > retries:
-            return best[1], best[2], attempts
 
 
 def wait_for_fast_state(best_rt: float, limit: float) -> float:
