@@ -109,9 +109,10 @@ def parse_module(
     if bad is not None:  # before xDSL's lexer, which backtracks exponentially on it
         line, col, message = bad
         raise ParseError(f"{filename}:{line + line_offset}:{col}: error: {message}")
-    parser = LocatingParser(ctx or make_context(), text, filename)
-    parser.line_offset = line_offset
     try:
+        # the parser reads the first token as it is made: a bad one raises here
+        parser = LocatingParser(ctx or make_context(), text, filename)
+        parser.line_offset = line_offset
         return parser.parse_module()
     except XDSLParseError as e:
         loc = e.span.get_location()

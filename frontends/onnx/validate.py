@@ -1,6 +1,7 @@
 """Structural checks of an ONNX graph before anything is imported, by the rules of the
 onnx package's operator schemas (what onnxruntime also refuses):
 
+- every name is text (a corrupted file can hold bytes that are not UTF-8 there);
 - the default domain's opset is one the installed onnx package knows;
 - every value is assigned once: no two nodes write one name, and no node writes a graph
   input or an initializer;
@@ -90,6 +91,50 @@ def _range(lo: int, hi: int) -> str:
     return f"{lo}" if lo == hi else f"{lo} to {hi}"
 
 
+def _not_text(value: object) -> bool:
+    """A string field protobuf could not decode: the file's bytes are not UTF-8 there (the
+    onnx package's proto2 messages return them as bytes)."""
+    return not isinstance(value, str)
+
+
+def check_text(graph: onnx.GraphProto, where: str = "the graph") -> None:
+    """Every name in `graph` (and the graphs in its nodes' attributes) is text: a name that
+    is not UTF-8 (a corrupted file) is an error naming where it is, before any check or
+    converter compares it with names that are."""
+    for kind, values in (
+        ("input", graph.input),
+        ("output", graph.output),
+        ("value_info", graph.value_info),
+        ("initializer", graph.initializer),
+    ):
+        for i, value in enumerate(values):
+            if _not_text(value.name):
+                raise Error(
+                    f"{where}'s {kind} #{i} has a name that is not UTF-8 text: {value.name!r}"
+                )
+            if kind == "initializer" or not value.type.HasField("tensor_type"):
+                continue
+            for axis, dim in enumerate(value.type.tensor_type.shape.dim):
+                if _not_text(dim.dim_param):
+                    raise Error(
+                        f"{where}'s {kind} '{value.name}' names its dimension {axis} with "
+                        f"bytes that are not UTF-8 text: {dim.dim_param!r}"
+                    )
+    for index, node in enumerate(graph.node):
+        fields = [("op_type", node.op_type), ("domain", node.domain), ("name", node.name)]
+        fields += [(f"input #{i}", name) for i, name in enumerate(node.input)]
+        fields += [(f"output #{i}", name) for i, name in enumerate(node.output)]
+        fields += [(f"attribute #{i}'s name", a.name) for i, a in enumerate(node.attribute)]
+        for field, value in fields:
+            if _not_text(value):
+                raise Error(
+                    f"ONNX node #{index} of {where}: its {field} is not UTF-8 text: {value!r}"
+                )
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                check_text(sub, f"the graph in node #{index}'s attribute '{attr.name}'")
+
+
 def check_graph(graph: onnx.GraphProto, versions: Mapping[str, int]) -> None:
     """The rules above for `graph` and the graphs in its nodes' attributes (each graph's
     own names assigned once)."""
@@ -120,6 +165,12 @@ def check_graph(graph: onnx.GraphProto, versions: Mapping[str, int]) -> None:
 
 def validate(model: onnx.ModelProto) -> None:
     """Every check above; raises the first problem as an `xrelay.Error`."""
+    for entry in model.opset_import:
+        if _not_text(entry.domain):
+            raise Error(
+                f"the model imports an opset whose domain is not UTF-8 text: {entry.domain!r}"
+            )
+    check_text(model.graph)
     check_opsets(model)
     versions = {("" if e.domain == "ai.onnx" else e.domain): e.version for e in model.opset_import}
     versions.setdefault("", 1)

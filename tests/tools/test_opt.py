@@ -104,6 +104,14 @@ def test_an_attribute_xdsl_cannot_represent_is_located():
         xrelay.parse_module(text)
 
 
+def test_a_bad_first_character_is_located():
+    """Found by fuzzing (seed 12): xDSL's parser reads the first token as it is made,
+    outside the `try` that turned its ParseError into ours."""
+    text = "'func.func @f() {\n  func.return\n}\n"
+    with pytest.raises(xrelay.ParseError, match=r"<string>:1:1: error: Unexpected character"):
+        xrelay.parse_module(text)
+
+
 def test_output_file_and_unknown_pass(tmp_path: Path):
     src = DIALECT_FILES[0]
     out = tmp_path / "out.mlir"

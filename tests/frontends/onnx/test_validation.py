@@ -180,9 +180,47 @@ def test_invalid_graphs_are_errors_naming_the_node(case):
         xrelay.build(*xrelay.from_onnx(m))
 
 
-def test_an_op_type_that_is_not_utf8_is_unsupported():
+def _mangled(m: onnx.ModelProto, name: bytes, to: bytes) -> onnx.ModelProto:
+    """`m` with the bytes of `name` in its file replaced by `to` (not UTF-8): protobuf
+    then returns that field as bytes."""
+    data = m.SerializeToString()
+    assert data.count(name) == 1
+    return onnx.load_from_string(data.replace(name, to))
+
+
+def _two_unknown_ops() -> onnx.ModelProto:
+    nodes = [helper.make_node("AdX", ["x", "x"], ["t"]), helper.make_node("Qux", ["t"], ["y"])]
+    return model(nodes, [("x", F, [2])], [("y", F, [2])])
+
+
+NOT_UTF8 = {
+    # found by fuzzing: one op type bytes, another text: sorting the unsupported ones
+    # compared bytes with str (TypeError)
+    "op_type": (_two_unknown_ops(), b"AdX", r"node #0 of the graph: its op_type is not UTF-8"),
+    "output": (
+        model([helper.make_node("Relu", ["x"], ["yy"])], [("x", F, [2])], [("yy", F, [2])]),
+        b"\x0a\x02yy",
+        r"output #0 has a name that is not UTF-8",
+    ),
+    "dim_param": (
+        model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["bat"])], [("y", F, None)]),
+        b"bat",
+        r"input 'x' names its dimension 0 with bytes that are not UTF-8",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NOT_UTF8)
+def test_names_that_are_not_utf8_are_errors_naming_where(case):
+    m, name, message = NOT_UTF8[case]
+    mangled = _mangled(m, name, name[:-1] + b"\x91")
+    with pytest.raises(xrelay.Error, match=message):
+        xrelay.build(*xrelay.from_onnx(mangled))
+
+
+def test_an_op_type_that_is_not_utf8_is_an_error():
     """Found by fuzzing: the schema lookup raised TypeError on a mangled op_type."""
     data = _one(helper.make_node("AdX", ["x", "x"], ["y"])).SerializeToString()
     mangled = onnx.load_from_string(data.replace(b"AdX", b"Ad\x91"))
-    with pytest.raises(xrelay.Error, match="unsupported ONNX operator"):
+    with pytest.raises(xrelay.Error, match="op_type is not UTF-8 text: b'Ad\\\\x91'"):
         xrelay.from_onnx(mangled)
