@@ -123,6 +123,8 @@ def split(b: Node) -> list[SSAValue]:
         sizes = list(b.attr("split"))
     else:
         parts = b.attr("num_outputs", n_out)
+        if parts != n_out:  # before a list of `parts` sizes (2**31 of them hung the import)
+            raise b.error(f"num_outputs is {parts}, but the node declares {n_out} outputs")
         chunk = math.ceil(size / parts)
         sizes = [min(chunk, size - i * chunk) for i in range(parts)]
     if sum(sizes) != size:
@@ -181,7 +183,9 @@ def gather_nd(b: Node) -> SSAValue:
     batch = b.attr("batch_dims", 0)
     depth = b.shape(1)[-1] if b.rank(1) else 0
     if not isinstance(depth, int) or not 0 < depth <= b.rank(0) - batch:
-        raise b.error(f"indices {b.shape(1)} do not index data {b.shape(0)} after {batch} batch axes")
+        raise b.error(
+            f"indices {b.shape(1)} do not index data {b.shape(0)} after {batch} batch axes"
+        )
     indices = checked_indices(b, b.input(1), b.input(0), batch, b.label, depth)
     return b.emit(relay.GatherNDOp(b.input(0), indices, batch_dims=batch))
 

@@ -224,3 +224,25 @@ def test_an_op_type_that_is_not_utf8_is_an_error():
     mangled = onnx.load_from_string(data.replace(b"AdX", b"Ad\x91"))
     with pytest.raises(xrelay.Error, match="op_type is not UTF-8 text: b'Ad\\\\x91'"):
         xrelay.from_onnx(mangled)
+
+
+def test_split_num_outputs_against_its_outputs_is_checked_first(tmp_path):
+    """Found by fuzzing (seed 15): num_outputs 2**31 on a node of two outputs built a list
+    of 2**31 sizes before any check (a hang). Run in a process with a time limit, so that
+    a hang fails rather than stalls the suite."""
+    import subprocess
+    import sys
+
+    node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=1 << 31)
+    outputs = [("a", F, None), ("b", F, None)]
+    onnx.save(_one(node, inputs=[("x", F, [2, 4])], outputs=outputs, opset=18), tmp_path / "m.onnx")
+    code = (
+        "import sys, xrelay\n"
+        "try:\n    xrelay.from_onnx(sys.argv[1])\n"
+        "except xrelay.Error as e:\n    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.onnx")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "(Split): num_outputs is 2147483648, but the node declares 2 outputs" in done.stdout
