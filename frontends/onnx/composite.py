@@ -34,7 +34,7 @@ def _mean_square_rsqrt(b: Node, x: SSAValue, axes: tuple[int, ...], eps: float) 
 @onnx_op("RMSNormalization", since=23)
 def rms_norm(b: Node) -> SSAValue:
     rank = b.rank(0)
-    axis = b.attr("axis", -1) % rank
+    axis = b.axis(b.attr("axis", -1), rank)
     x = b.input(0)
     inv = _mean_square_rsqrt(b, x, tuple(range(axis, rank)), float(b.attr("epsilon", 1e-5)))
     return b.emit(relay.MultiplyOp(b.emit(relay.MultiplyOp(x, inv)), b.input(1)))
@@ -48,7 +48,7 @@ def _standardize(b: Node, x: SSAValue, axes: tuple[int, ...], eps: float) -> SSA
 
 @onnx_op("MeanVarianceNormalization", since=9)
 def mean_variance_norm(b: Node) -> SSAValue:
-    axes = tuple(a % b.rank(0) for a in b.attr("axes", [0, 2, 3]))
+    axes = tuple(b.axis(a, b.rank(0), "axes entry") for a in b.attr("axes", [0, 2, 3]))
     x = b.input(0)
     mean = b.emit(relay.MeanOp(x, axis=axes, keepdims=True))
     centered = b.emit(relay.SubtractOp(x, mean))
@@ -78,7 +78,7 @@ def group_norm(b: Node) -> SSAValue:
 
 @onnx_op("LpNormalization")
 def lp_norm(b: Node) -> SSAValue:
-    axis = b.attr("axis", -1) % b.rank(0)
+    axis = b.axis(b.attr("axis", -1), b.rank(0))
     p = b.attr("p", 2)
     x = b.input(0)
     if p == 1:
@@ -140,7 +140,7 @@ def _iota_along(b: Node, axis: int, rank: int, size: Dim) -> SSAValue:
 @onnx_op("Hardmax", since=13)
 def hardmax(b: Node) -> SSAValue:
     rank = b.rank(0)
-    axis = b.attr("axis", -1) % rank
+    axis = b.axis(b.attr("axis", -1), rank)
     best = b.emit(relay.ArgmaxOp(b.input(0), axis=axis, keepdims=True))
     hit = b.emit(relay.EqualOp(best, _iota_along(b, axis, rank, b.shape(0)[axis])))
     return b.emit(relay.CastOp(hit, dtype=element_type(b.dtype(0))))
@@ -152,7 +152,7 @@ def one_hot(b: Node) -> SSAValue:
     depth = normalize(depth) if is_symbolic(b.const(1)) else int(depth)
     off, on = (np.asarray(v) for v in b.const(2))
     rank = b.rank(0) + 1
-    axis = b.attr("axis", -1) % rank
+    axis = b.axis(b.attr("axis", -1), rank)
     indices = b.input(0)
     if b.dtype(0) != np.int64:
         indices = b.emit(relay.CastOp(indices, dtype=element_type(np.int64)))
@@ -171,7 +171,7 @@ def one_hot(b: Node) -> SSAValue:
 def cumsum(b: Node) -> SSAValue:
     """A matrix product with a triangular 0/1 matrix along the axis."""
     rank = b.rank(0)
-    axis = int(b.const(1)) % rank
+    axis = b.axis(np.asarray(b.const(1)).reshape(()), rank)
     n = b.shape(0)[axis]
     # y[..., j] = sum over i of x[..., i] * m[i, j]
     # i <= j is j - i >= 0, and so on
@@ -198,7 +198,7 @@ def cumprod(b: Node) -> SSAValue:
     """A running product along the axis, one multiply per position (the axis is at most
     CUMPROD_MAX_LENGTH long), then the positions concatenated back."""
     rank = b.rank(0)
-    axis = int(b.const(1)) % rank
+    axis = b.axis(np.asarray(b.const(1)).reshape(()), rank)
     (n,) = b.static_dims(b.shape(0)[axis : axis + 1], "CumProd along a dynamic axis")
     if n > CUMPROD_MAX_LENGTH:
         raise b.unsupported(f"CumProd along an axis of {n} (at most {CUMPROD_MAX_LENGTH})")
@@ -370,7 +370,7 @@ def center_crop_pad(b: Node) -> SSAValue:
     shape = b.shape(0)
     rank = len(shape)
     targets = [int(t) for t in b.const(1)]
-    axes = [int(a) % rank for a in b.attr("axes", list(range(rank)))]
+    axes = [b.axis(a, rank, "axes entry") for a in b.attr("axes", list(range(rank)))]
     b.static_dims([shape[a] for a in axes], "CenterCropPad axes")
     if len(targets) != len(axes):
         raise b.error(f"shape has {len(targets)} entries for {len(axes)} axes")

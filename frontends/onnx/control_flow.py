@@ -242,7 +242,7 @@ def scan(b: Node) -> list[Value]:
     out_axes = list(b.attr("scan_output_axes", [0] * n_out))
     out_dirs = list(b.attr("scan_output_directions", [0] * n_out))
     inputs = [b.input(n_state + j) for j in range(n_in)]
-    axes = [a % b.rank(n_state + j) for j, a in enumerate(in_axes)]
+    axes = [b.axis(a, b.rank(n_state + j), "scan_input_axes entry") for j, a in enumerate(in_axes)]
     states = [b.value(i) for i in range(n_state)]
     return _scan_steps(b, body, states, inputs, axes, in_dirs, out_axes, out_dirs)
 

@@ -20,8 +20,8 @@ def reverse_sequence(b: Node) -> SSAValue:
     """y[batch b, time t] = x[b, lens[b] - 1 - t] for t < lens[b], else x[b, t]."""
     shape = list(b.shape(0))
     rank = len(shape)
-    batch_axis = int(b.attr("batch_axis", 1)) % rank
-    time_axis = int(b.attr("time_axis", 0)) % rank
+    batch_axis = b.axis(b.attr("batch_axis", 1), rank, "batch_axis")
+    time_axis = b.axis(b.attr("time_axis", 0), rank, "time_axis")
     if {batch_axis, time_axis} != {0, 1}:
         raise b.error(f"batch_axis {batch_axis} and time_axis {time_axis} must be 0 and 1")
     (steps,) = b.static_dims(shape[time_axis : time_axis + 1], "ReverseSequence time axis")

@@ -219,7 +219,7 @@ def instance_norm(b: Node) -> SSAValue:
 @onnx_op("LayerNormalization", since=17)
 def layer_norm(b: Node) -> list:
     rank = b.rank(0)
-    axis = b.attr("axis", -1) % rank
+    axis = b.axis(b.attr("axis", -1), rank)
     norm_shape = b.shape(0)[axis:]
     scale = b.input(1)
     if b.shape(1) != norm_shape:

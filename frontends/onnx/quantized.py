@@ -379,7 +379,7 @@ def qlinear_concat(b: Node) -> SSAValue:
     groups = [(2 + 3 * i, 3 + 3 * i, 4 + 3 * i) for i in range((b.n_inputs - 2) // 3)]
     data = [b.input(x) for x, _, _ in groups]
     pairs = [params(b, s, z, b.dtype(x)) for x, s, z in groups]
-    axis = int(b.attr("axis")) % b.rank(2)
+    axis = b.axis(b.attr("axis"), b.rank(2))
     return b.emit(
         qnn.ConcatenateOp(
             *data, *[p[0] for p in pairs], *[p[1] for p in pairs], y_scale, y_zp, axis=axis

@@ -111,7 +111,7 @@ def top_k(b: Node) -> list[SSAValue]:
     x = b.input(0)
     shape = b.shape(0)
     rank = len(shape)
-    axis = int(b.attr("axis", -1)) % rank
+    axis = b.axis(b.attr("axis", -1), rank)
     if b.opset >= 10 and (not b.is_const(1) or is_symbolic(b.const(1))):
         return _run_time_top_k(b, axis)
     k = int(np.asarray(b.const(1)).reshape(-1)[0]) if b.opset >= 10 else int(b.attr("k"))

@@ -153,7 +153,7 @@ def resize(b: Node) -> SSAValue:
     x = b.input(0)
     shape = list(b.shape(0))
     rank = len(shape)
-    axes = [int(a) % rank for a in b.attr("axes", list(range(rank)))]
+    axes = [b.axis(a, rank, "axes entry") for a in b.attr("axes", list(range(rank)))]
     sizes, scales = _sizes_and_scales(b, shape, axes)
     coord = b.attr(
         "coordinate_transformation_mode", "half_pixel" if b.opset >= 11 else "asymmetric"

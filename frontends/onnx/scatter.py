@@ -89,7 +89,7 @@ def scatter_elements(b: Node) -> SSAValue:
     data, indices, updates = b.input(0), b.input(1), b.input(2)
     shape, idx_shape = _shape(data), _shape(indices)
     rank = len(shape)
-    axis = int(b.attr("axis", 0)) % rank
+    axis = b.axis(b.attr("axis", 0), rank)
     if len(idx_shape) != rank or any(i > d for i, d in zip(idx_shape, shape)):
         raise b.error(f"indices {idx_shape} do not fit data {shape}")
     strides = [int(np.prod(shape[d + 1 :])) for d in range(rank)]

@@ -114,7 +114,7 @@ def concat(b: Node) -> SSAValue:
 
 @onnx_op("Split")
 def split(b: Node) -> list[SSAValue]:
-    axis = b.attr("axis", 0) % b.rank(0)
+    axis = b.axis(b.attr("axis", 0), b.rank(0))
     (size,) = b.static_dims(b.shape(0)[axis : axis + 1], "Split along a dynamic axis")
     n_out = len(b.node.output)
     if b.opset >= 13 and b.has_input(1):
@@ -204,7 +204,9 @@ def slice_(b: Node) -> SSAValue:
         axes = [int(v) for v in b.const(3)] if b.has_input(3) else list(range(len(starts)))
         steps = [int(v) for v in b.const(4)] if b.has_input(4) else [1] * len(starts)
     shape = b.shape(0)
-    specs = [(a % rank, s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)]
+    specs = [
+        (b.axis(a, rank, "axes entry"), s, e, st) for a, s, e, st in zip(axes, starts, ends, steps)
+    ]
     static = [spec for spec in specs if all(isinstance(v, int) for v in (shape[spec[0]], *spec))]
     y = b.input(0)
     if static:
@@ -306,6 +308,8 @@ def _from_end(b: Node, v: Dim, size: Dim) -> Dim:
 @onnx_op("Tile", since=6)
 def tile(b: Node) -> SSAValue:
     reps = b.dims_const(1)
+    if len(reps) != b.rank(0):  # numpy's tile would prepend axes; ONNX's takes one per axis
+        raise b.error(f"repeats has {len(reps)} values for an input of rank {b.rank(0)}")
     if all(isinstance(r, int) for r in reps):
         return b.emit(relay.TileOp(b.input(0), reps=reps))
     # repeats that are dimension expressions: x[None, :, None, :] broadcast to

@@ -246,3 +246,54 @@ def test_split_num_outputs_against_its_outputs_is_checked_first(tmp_path):
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert "(Split): num_outputs is 2147483648, but the node declares 2 outputs" in done.stdout
+
+
+def _i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+# found by fuzzing (seed 21: TopK, Split), the rest by looking for the same pattern: each
+# axis the model gave was wrapped around the rank (`axis % rank`), so an out-of-range one
+# answered for another axis where onnxruntime refuses the model
+OUT_OF_RANGE = {
+    "TopK": (helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=7), [_i64("k", [2])], "axis 7"),
+    "Split": (helper.make_node("Split", ["x"], ["y", "i"], axis=3, num_outputs=2), [], "axis 3"),
+    "CumSum": (helper.make_node("CumSum", ["x", "a"], ["y"]), [_i64("a", 2)], "axis 2"),
+    "LayerNormalization": (
+        helper.make_node("LayerNormalization", ["x", "s"], ["y"], axis=2),
+        [numpy_helper.from_array(np.ones(3, np.float32), "s")],
+        "axis 2",
+    ),
+    "Hardmax": (helper.make_node("Hardmax", ["x"], ["y"], axis=-3), [], "axis -3"),
+    "LpNormalization": (helper.make_node("LpNormalization", ["x"], ["y"], axis=2), [], "axis 2"),
+    "Slice": (
+        helper.make_node("Slice", ["x", "s", "e", "a"], ["y"]),
+        [_i64("s", [0]), _i64("e", [1]), _i64("a", [2])],
+        "axes entry 2",
+    ),
+    "ReverseSequence": (
+        helper.make_node("ReverseSequence", ["x", "l"], ["y"], batch_axis=3, time_axis=0),
+        [_i64("l", [1, 1, 1])],
+        "batch_axis 3",
+    ),
+    "ScatterElements": (
+        helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=2),
+        [_i64("i", [[0]]), numpy_helper.from_array(np.ones((1, 1), np.float32), "u")],
+        "axis 2",
+    ),
+    "OneHot": (
+        helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=5),
+        [_i64("i", [1]), _i64("d", 3), numpy_helper.from_array(np.array([0, 1], np.float32), "v")],
+        "axis 5",
+    ),
+    "Tile": (helper.make_node("Tile", ["x", "r"], ["y"]), [_i64("r", [1, 1, 1])], "repeats has 3"),
+}
+
+
+@pytest.mark.parametrize("op", OUT_OF_RANGE)
+def test_an_axis_out_of_range_is_an_error_not_another_axis(op):
+    node, inits, message = OUT_OF_RANGE[op]
+    outputs = [(name, TensorProto.UNDEFINED, None) for name in node.output]
+    m = _one(node, inputs=[("x", F, [2, 3])], outputs=outputs, inits=inits, opset=18)
+    with pytest.raises(xrelay.Error, match=rf"\({op}\): {message}"):
+        xrelay.build(*xrelay.from_onnx(m))
