@@ -77,6 +77,15 @@ class Operator:
     def unsupported(self, what: str) -> Error:
         return self.error(f"unsupported {what}")
 
+    def axis(self, value: Any, rank: int, what: str = "axis") -> int:
+        """`value`, an axis of a rank-`rank` tensor the model gives (negative from the end),
+        as 0 .. rank - 1; out of [-rank, rank) is an error (wrapping it around would answer
+        for another axis)."""
+        a = int(value)
+        if not -rank <= a < rank:
+            raise self.error(f"{what} {a} is out of range for rank {rank}")
+        return a % rank
+
     # --- options -------------------------------------------------------------------------
 
     def option(self, name: str, default: Any = _REQUIRED) -> Any:

@@ -65,7 +65,7 @@ def transpose(b: Operator) -> SSAValue | np.ndarray:
 
 @tflite_op("CONCATENATION")
 def concatenation(b: Operator) -> SSAValue | NCHW | np.ndarray:
-    axis = b.option("Axis", 0)
+    axis = b.axis(b.option("Axis", 0), b.rank(0))
     if b.all_known():
         return np.concatenate([b.const(i) for i in range(b.n_inputs)], axis=axis)
     if b.quant(0) is not None:
@@ -188,7 +188,7 @@ def slice_(b: Operator) -> SSAValue | np.ndarray:
 
 @tflite_op("GATHER")
 def gather(b: Operator) -> SSAValue | np.ndarray:
-    axis = b.option("Axis", 0) % b.rank(0)
+    axis = b.axis(b.option("Axis", 0), b.rank(0))
     if b.option("BatchDims", 0):
         raise b.unsupported("batch_dims")
     if b.all_known():
@@ -200,7 +200,7 @@ def gather(b: Operator) -> SSAValue | np.ndarray:
 @tflite_op("SQUEEZE")
 def squeeze(b: Operator) -> SSAValue | np.ndarray:
     shape = b.shape(0)
-    axes = [int(a) % len(shape) for a in b.option("SqueezeDimsAsNumpy", [])]
+    axes = [b.axis(a, len(shape), "squeeze dim") for a in b.option("SqueezeDimsAsNumpy", [])]
     if not axes:
         axes = [i for i, d in enumerate(shape) if d == 1]
     kept = [d for i, d in enumerate(shape) if i not in axes]
@@ -233,15 +233,15 @@ def shape_(b: Operator) -> np.ndarray:
 
 @tflite_op("PACK")
 def pack(b: Operator) -> SSAValue | np.ndarray:
-    axis = b.option("Axis", 0)
+    axis = b.axis(b.option("Axis", 0), b.rank(0) + 1)
     if b.all_known():
         return np.stack([b.const(i) for i in range(b.n_inputs)], axis=axis)
-    return stack(b, [b.input(i) for i in range(b.n_inputs)], axis % (b.rank(0) + 1))
+    return stack(b, [b.input(i) for i in range(b.n_inputs)], axis)
 
 
 @tflite_op("UNPACK")
 def unpack(b: Operator) -> list:
-    axis = b.option("Axis", 0) % b.rank(0)
+    axis = b.axis(b.option("Axis", 0), b.rank(0))
     shape = list(b.shape(0))
     kept = shape[:axis] + shape[axis + 1 :]
     if b.is_const(0):
@@ -282,7 +282,7 @@ REDUCERS = {
 def reduce(b: Operator) -> SSAValue | NCHW | np.ndarray:
     cls, fold = REDUCERS[b.code]
     rank = b.rank(0)
-    axes = sorted({int(a) % rank for a in np.asarray(b.const(1)).reshape(-1)})
+    axes = sorted({b.axis(a, rank) for a in np.asarray(b.const(1)).reshape(-1)})
     keep = bool(b.option("KeepDims", False))
     if b.is_const(0):
         folded = np.asarray(fold(b.const(0), axis=tuple(axes), keepdims=keep))

@@ -115,3 +115,39 @@ def test_tflite_package_is_optional(monkeypatch, cnn):
         xrelay.from_tflite(cnn)
     code = "import sys, xrelay; assert 'tflite' not in sys.modules, 'imported eagerly'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_axis_out_of_range_is_an_error_not_another_axis():
+    """A concatenation's axis patched from 1 to 7 in the file: it was taken modulo the rank
+    (axis 1, an answer) where the file is malformed. The same check (`Operator.axis`)
+    covers squeeze, the reducers, gather, pack and unpack."""
+    import struct
+
+    import tflite
+
+    @tf.function(input_signature=[tf.TensorSpec((2, 3), tf.float32)])
+    def f(x):
+        return tf.concat([x, x + 1.0], axis=1)
+
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f)
+    data = bytearray(converter.convert())
+    model = tflite.Model.GetRootAsModel(data, 0)
+    graph = model.Subgraphs(0)
+    patched = 0
+    for i in range(graph.OperatorsLength()):
+        op = graph.Operators(i)
+        if (
+            model.OperatorCodes(op.OpcodeIndex()).BuiltinCode()
+            == tflite.BuiltinOperator.CONCATENATION
+        ):
+            table = op.BuiltinOptions()
+            options = tflite.ConcatenationOptions()
+            options.Init(table.Bytes, table.Pos)
+            assert options.Axis() == 1
+            struct.pack_into("<i", data, options._tab.Pos + options._tab.Offset(4), 7)
+            patched += 1
+    assert patched == 1
+    with pytest.raises(
+        xrelay.Error, match=r"\(CONCATENATION, .*\): axis 7 is out of range for rank 2"
+    ):
+        xrelay.build(*xrelay.from_tflite(bytes(data)))
