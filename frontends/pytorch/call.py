@@ -164,6 +164,15 @@ class Call:
     def unsupported(self, what: str) -> Error:
         return self.error(f"unsupported {what}")
 
+    def axis(self, key: int | str, rank: int) -> int:
+        """The dimension argument `key` of a rank-`rank` tensor as 0 .. rank - 1; out of
+        [-rank, rank) is an error, as torch's (a scripted function imports code torch never
+        ran)."""
+        a = self.int(key)
+        if not -rank <= a < rank:
+            raise self.error(f"dimension {a} is out of range for rank {rank}")
+        return a % rank
+
     # --- arguments -----------------------------------------------------------------------
 
     def _index(self, key: int | str) -> int | None:

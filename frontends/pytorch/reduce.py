@@ -108,7 +108,7 @@ def var_std(c: Call) -> SSAValue:
 def cumsum(c: Call) -> SSAValue:
     """A matrix product with a triangular 0/1 matrix along the axis."""
     rank = c.rank(0)
-    axis = c.int("dim") % rank
+    axis = c.axis("dim", rank)
     dtype = c.dtype_arg("dtype") or (np.dtype(np.int64) if c.dtype(0).kind in "bi" else c.dtype(0))
     x = c.tensor(0, dtype)
     n = c.shape(0)[axis]
@@ -130,7 +130,7 @@ def cumprod(c: Call) -> SSAValue:
     rank = c.rank(0)
     if rank == 0:
         return c.tensor(0)
-    axis = c.int("dim") % rank
+    axis = c.axis("dim", rank)
     dtype = c.dtype_arg("dtype") or (np.dtype(np.int64) if c.dtype(0).kind in "bi" else c.dtype(0))
     x = c.tensor(0, dtype)
     n = c.shape(0)[axis]

@@ -220,3 +220,23 @@ def test_wrong_run_time_input_is_an_error() -> None:
         xrelay.Error, match=r"input 'x' expects float32\[2, 4\], got float32\[3, 4\]"
     ):
         lib.run(x=np.zeros((3, 4), np.float32))
+
+
+class _CumsumAlong(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, self.dim)
+
+
+def test_a_dimension_out_of_range_in_a_scripted_function_is_an_error() -> None:
+    """A scripted function imports code torch never ran: cumsum's dim 5 on a rank-2 input
+    was taken modulo the rank (dim 1, an answer) where torch raises."""
+    script = torch.jit.script(_CumsumAlong(5))
+    with pytest.raises(xrelay.Error, match=r"cumsum.*dimension 5 is out of range for rank 2"):
+        xrelay.build(*xrelay.from_pytorch(script, [("x", (2, 3))]))
+    ok = xrelay.build(*xrelay.from_pytorch(torch.jit.script(_CumsumAlong(-1)), [("x", (2, 3))]))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(ok.run(x)[0], np.cumsum(x, axis=1))
