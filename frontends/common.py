@@ -6,7 +6,8 @@
 relay's 2-d/3-d matmuls; `stack` joins tensors on a new axis; `arange`, `dim_scalar` and
 `dims_tensor` give, as run-time tensors, an index range of a dynamic length and the values
 of dynamic dimensions (dialects/dims.py). They take anything with an `emit(op)` that adds
-the op and returns its result.
+the op and returns its result. `checked_axis` is how every frontend's converters read an
+axis the model gives.
 """
 
 from __future__ import annotations
@@ -26,6 +27,16 @@ from xrelay.dialects.relay.tensor import check_index_values
 
 class Emitter(Protocol):
     def emit(self, op: Operation) -> Any: ...
+
+
+def checked_axis(value: Any, rank: int, error: Callable[[str], Exception], what: str) -> int:
+    """`value`, an axis of a rank-`rank` tensor a model gives (negative from the end), as
+    0 .. rank - 1; out of [-rank, rank) raises `error(message)` (the converter's, naming its
+    node): wrapping it around would answer for another axis."""
+    a = int(value)
+    if not -rank <= a < rank:
+        raise error(f"{what} {a} is out of range for rank {rank}")
+    return a % rank
 
 
 def emit_constant(block: Block, array: np.ndarray, loc: LocationAttr) -> SSAValue:

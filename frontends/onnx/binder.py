@@ -26,7 +26,7 @@ from xrelay.dialects.dtypes import (
     to_storage,
 )
 from xrelay.errors import Error, ShapeError
-from xrelay.frontends.common import dims_tensor
+from xrelay.frontends.common import checked_axis, dims_tensor
 from xrelay.frontends.onnx.symbolic import is_symbolic
 
 if TYPE_CHECKING:
@@ -107,13 +107,8 @@ class Node:
         return self.error(f"unsupported {what}")
 
     def axis(self, value: Any, rank: int, what: str = "axis") -> int:
-        """`value`, an axis of a rank-`rank` tensor the model gives (negative from the end),
-        as 0 .. rank - 1; out of [-rank, rank) is an error (wrapping it around would answer
-        for another axis)."""
-        a = int(value)
-        if not -rank <= a < rank:
-            raise self.error(f"{what} {a} is out of range for rank {rank}")
-        return a % rank
+        """`value`, an axis of a rank-`rank` tensor, checked (`checked_axis`)."""
+        return checked_axis(value, rank, self.error, what)
 
     # --- attributes ----------------------------------------------------------------------
 

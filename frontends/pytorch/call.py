@@ -19,7 +19,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xrelay.dialects import relay
 from xrelay.dialects.dtypes import element_type, numpy_dtype
 from xrelay.errors import Error
-from xrelay.frontends.common import emit_constant
+from xrelay.frontends.common import checked_axis, emit_constant
 
 REQUIRED = object()
 
@@ -165,13 +165,9 @@ class Call:
         return self.error(f"unsupported {what}")
 
     def axis(self, key: int | str, rank: int) -> int:
-        """The dimension argument `key` of a rank-`rank` tensor as 0 .. rank - 1; out of
-        [-rank, rank) is an error, as torch's (a scripted function imports code torch never
-        ran)."""
-        a = self.int(key)
-        if not -rank <= a < rank:
-            raise self.error(f"dimension {a} is out of range for rank {rank}")
-        return a % rank
+        """The dimension argument `key` of a rank-`rank` tensor, checked (`checked_axis`) as
+        torch does: a scripted function imports code torch never ran."""
+        return checked_axis(self.int(key), rank, self.error, "dimension")
 
     # --- arguments -----------------------------------------------------------------------
 

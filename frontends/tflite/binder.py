@@ -22,6 +22,7 @@ from xrelay.dialects import relay
 from xrelay.dialects.dims import shape_of
 from xrelay.dialects.dtypes import numpy_dtype
 from xrelay.errors import Error
+from xrelay.frontends.common import checked_axis
 from xrelay.frontends.tflite.model import OperatorRecord, QParams, Tensor
 
 if TYPE_CHECKING:
@@ -78,13 +79,8 @@ class Operator:
         return self.error(f"unsupported {what}")
 
     def axis(self, value: Any, rank: int, what: str = "axis") -> int:
-        """`value`, an axis of a rank-`rank` tensor the model gives (negative from the end),
-        as 0 .. rank - 1; out of [-rank, rank) is an error (wrapping it around would answer
-        for another axis)."""
-        a = int(value)
-        if not -rank <= a < rank:
-            raise self.error(f"{what} {a} is out of range for rank {rank}")
-        return a % rank
+        """`value`, an axis of a rank-`rank` tensor, checked (`checked_axis`)."""
+        return checked_axis(value, rank, self.error, what)
 
     # --- options -------------------------------------------------------------------------
 
